@@ -1,0 +1,15 @@
+"""`kalg check` (not implemented yet)."""
+
+from __future__ import annotations
+
+import argparse
+
+from kalg.diagnostics import KalgError
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    return sub.add_parser("check", help="(not implemented yet)")
+
+
+def run(args: argparse.Namespace) -> int:
+    raise KalgError("'kalg check' is not implemented yet")
