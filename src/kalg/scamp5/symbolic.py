@@ -1,0 +1,81 @@
+"""Exact symbolic execution of SCAMP-5 programs: every register holds the kernel it computes.
+
+Input: a list of `Instr` and the input register. Output: register → `Kernel` (or None where the
+register holds no defined value). `verify_exact` compares output registers with target kernels
+coefficient by coefficient, as Cain's verifier does, and reports the offsets that differ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from kalg.diagnostics import VerificationError
+from kalg.kernel import Kernel
+from kalg.scamp5.isa import NEWS, REGISTERS, Instr
+
+State = dict[str, Kernel | None]
+
+
+def initial_state(input_register: str = "A") -> State:
+    """The input image (the unit kernel) in `input_register`; every other register undefined."""
+    state: State = {r: None for r in (*REGISTERS, NEWS)}
+    state[input_register] = Kernel.unit()
+    return state
+
+
+def step(state: State, instr: Instr) -> State:
+    """The state after one instruction (all right-hand sides read the state before it)."""
+    new = dict(state)
+    for dest, form in instr.effects():
+        if form is None:
+            new[dest] = None
+            continue
+        total = Kernel.empty()
+        for coef, reg, (dx, dy) in form:
+            value = state[reg]
+            if value is None:
+                total = None
+                break
+            total = total + value.shift(dx, dy).scale(coef)
+        new[dest] = total.trimmed() if total is not None else None
+    return new
+
+
+def execute(program: Sequence[Instr], input_register: str = "A") -> State:
+    """Run `program` on the symbolic input and return the final state.
+
+    If register R holds kernel K (R(p) = Σ_o K(o)·in(p + o)), then R read at p + d holds K with
+    every entry moved by +d, which is why `step` uses `Kernel.shift(dx, dy)`.
+    """
+    state = initial_state(input_register)
+    for instr in program:
+        state = step(state, instr)
+    return state
+
+
+def mismatches(state: State, targets: Mapping[str, Kernel]) -> list[str]:
+    """One line per output register that does not hold its target kernel."""
+    problems = []
+    for reg, want in sorted(targets.items()):
+        got = state.get(reg)
+        if got is None:
+            problems.append(f"register {reg} holds no defined value; expected {want}")
+            continue
+        want_t, got_t = want.trimmed().taps, got.trimmed().taps
+        diffs = sorted(o for o in set(want_t) | set(got_t) if want_t.get(o, 0) != got_t.get(o, 0))
+        if diffs:
+            detail = ", ".join(f"{o}: got {got_t.get(o, 0)}, want {want_t.get(o, 0)}"
+                               for o in diffs[:6])
+            more = f" (and {len(diffs) - 6} more)" if len(diffs) > 6 else ""
+            problems.append(f"register {reg} differs at {len(diffs)} offset(s): {detail}{more}")
+    return problems
+
+
+def verify_exact(program: Sequence[Instr], targets: Mapping[str, Kernel],
+                 input_register: str = "A") -> State:
+    """Execute and compare; raise `VerificationError` naming each wrong register and offset."""
+    state = execute(program, input_register)
+    if problems := mismatches(state, targets):
+        text = "\n".join(str(i) for i in program)
+        raise VerificationError("; ".join(problems), program_text=text)
+    return state
