@@ -218,6 +218,8 @@ class Kernel:
 
     def power(self, n: int) -> Kernel:
         """n-fold composition of the kernel with itself (n >= 0)."""
+        if n < 0:
+            raise ValueError(f"power {n}: a kernel has no compositional inverse in general")
         out = Kernel.unit(semiring=self.semiring)
         for _ in range(n):
             out = out.compose(self)
@@ -277,9 +279,12 @@ class Kernel:
 
     @staticmethod
     def from_array(arr: np.ndarray, semiring: Semiring = REAL) -> Kernel:
-        """Inverse of `to_array` for odd square arrays of ints/Fractions (every cell an entry)."""
-        rows = [[semiring.coerce(Fraction(v) if not isinstance(v, Fraction | int | bool) else v)
-                 for v in row] for row in arr.tolist()]
+        """Inverse of `to_array` for odd square arrays of ints/Fractions (every cell an entry).
+
+        Floats are read exactly (Fraction(0.1) is the binary value); ±inf stays infinite, for
+        min-plus and max-plus arrays.
+        """
+        rows = [[semiring.coerce(_exact(v)) for v in row] for row in arr.tolist()]
         return Kernel.from_rows(rows, semiring=semiring)
 
     # ----------------------------------------------------------------- application
@@ -304,13 +309,19 @@ class Kernel:
         return out
 
     def __str__(self) -> str:
-        rows = self.to_rows()
-        return "[" + "; ".join(" ".join("." if v is None else str(v) for v in r) for r in rows) + "]"
+        rows = (" ".join("." if v is None else str(v) for v in row) for row in self.to_rows())
+        return "[" + "; ".join(rows) + "]"
 
 
 def _np_add(s: Semiring) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     return {"real": np.add, "minplus": np.minimum, "maxplus": np.maximum,
             "boolean": np.logical_or}[s.name]
+
+
+def _exact(value: Coef) -> Coef:
+    if isinstance(value, Fraction | int | bool) or (isinstance(value, float) and math.isinf(value)):
+        return value
+    return Fraction(value)
 
 
 def _is_dyadic(c: Coef) -> bool:

@@ -5,6 +5,16 @@ Single source of truth for code generation, program text and both simulators
 register assignments whose right-hand sides are linear forms over the *old* register values at
 neighbouring offsets. The exact and numeric simulators only evaluate those forms, so they cannot
 disagree about what an instruction means.
+
+Where the spec is silent, kalg chooses (and both simulators follow, since they read `effects`):
+
+* NEWS after a macro the spec does not list holds the negated value that crossed the bus last:
+  `mov2x` −x0(p+d1+d2); `subx`/`sub2x` −x0 at the moved offset (only x0 travels, as in `movx`);
+  `add2x` −(x0+x1)(p+d1+d2); `divq` −x0/2; `diva` −y0_old/2; 4-argument `div` −x0/2.
+  No instruction reads NEWS, so for a program its value is observable only at the end.
+* `add2x`/`sub2x` take any two directions: the spec constrains only `mov2x` (d1 = d2 or
+  d1 ⟂ d2); opposite directions are legal there and cancel (net offset zero).
+* The source of a 3-argument `div` is left undefined (`POISON`): the spec says it is destroyed.
 """
 
 from __future__ import annotations
@@ -21,7 +31,10 @@ NEWS = "NEWS"
 
 
 class Dir(StrEnum):
-    """A direction names the neighbour that is *read*: movx(A, B, north) sets A(p) = B(p + (0, +1))."""
+    """A direction names the neighbour that is *read*.
+
+    movx(A, B, north) sets A(p) = B(p + (0, +1)).
+    """
 
     NORTH = "north"
     EAST = "east"
@@ -67,6 +80,7 @@ def _neg_form(form: tuple[Term, ...]) -> tuple[Term, ...]:
 class Instr:
     """Base of every macro. Dataclass fields are the arguments in SCAMP-5d text order."""
 
+    __slots__ = ()
     mnemonic: ClassVar[str]
     bus: ClassVar[int] = 2
     """Negating analogue bus steps (noise and energy proxy)."""
@@ -321,7 +335,9 @@ class Div(Instr):
                 (self.y2, POISON), (NEWS, ((-HALF, src, ORIGIN),))]
 
     def violation(self) -> str | None:
-        return None if _distinct(self.y0, self.y1, self.y2) else "div needs y0, y1, y2 all different"
+        if _distinct(self.y0, self.y1, self.y2):
+            return None
+        return "div needs y0, y1, y2 all different"
 
 
 @dataclass(frozen=True, slots=True)
@@ -362,7 +378,9 @@ class Diva(Instr):
                 (self.y2, ((-HALF, src, ORIGIN),)), (NEWS, ((-HALF, src, ORIGIN),))]
 
     def violation(self) -> str | None:
-        return None if _distinct(self.y0, self.y1, self.y2) else "diva needs y0, y1, y2 all different"
+        if _distinct(self.y0, self.y1, self.y2):
+            return None
+        return "diva needs y0, y1, y2 all different"
 
 
 ALL_MACROS: tuple[type[Instr], ...] = (

@@ -18,6 +18,8 @@ State = dict[str, Kernel | None]
 
 def initial_state(input_register: str = "A") -> State:
     """The input image (the unit kernel) in `input_register`; every other register undefined."""
+    if input_register not in REGISTERS:
+        raise ValueError(f"input register must be one of {', '.join(REGISTERS)}")
     state: State = {r: None for r in (*REGISTERS, NEWS)}
     state[input_register] = Kernel.unit()
     return state

@@ -1,0 +1,116 @@
+"""Code generation: Decomposition → the shortest SCAMP-5 program found within a register budget.
+
+Pipeline (each step one module):
+
+1. `network.normalise` folds shifts and negations into signed, shifted sums, under a few inlining
+   policies (each may suit a decomposition better; all are tried and the shortest program wins);
+2. `search.search` schedules and selects instructions together, backwards from the outputs,
+   keeping live values within the budget (bounded, deterministic beam search);
+3. `regalloc.allocate` assigns physical registers under the ISA's operand rules;
+4. every program is verified exactly before it is returned.
+
+>>> from kalg.decomp import DagBuilder
+>>> b = DagBuilder()
+>>> s = b.add(b.shift(b.input, 1, 0), b.shift(b.input, -1, 0))
+>>> [str(i) for i in generate(b.build({"A": s}))]
+['movx(B, A, west);', 'addx(A, A, B, east);']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kalg.codegen.network import normalise
+from kalg.codegen.regalloc import allocate
+from kalg.codegen.search import Limits, search
+from kalg.decomp import Decomposition
+from kalg.diagnostics import RegisterPressureError, VerificationError
+from kalg.scamp5.isa import OP_SETS, Instr, bus_steps, op_set_violation
+from kalg.scamp5.symbolic import initial_state, step, verify_exact
+
+__all__ = ["Limits", "generate"]
+
+INLINE_CAPS = (0, 4, 8)
+"""Inlining policies tried (see `network.normalise`): 0 keeps the decomposition's structure."""
+
+
+def generate(decomp: Decomposition, registers: Sequence[str] = ("A", "B", "C", "D", "E", "F"),
+             input_register: str = "A", op_set: str = "all",
+             limits: Limits | None = None) -> list[Instr]:
+    """A verified program leaving each output of `decomp` in its named register.
+
+    Uses only `registers` and the macros of `op_set` ("all" or "basic"); the input starts in
+    `input_register`. Raises `RegisterPressureError` when no program within the budget was found
+    and `VerificationError` if a generated program is wrong (a bug). Deterministic.
+    """
+    _check_arguments(decomp, registers, input_register, op_set)
+    limits = limits or Limits()
+    best: list[Instr] | None = None
+    for program in _candidates(decomp, registers, input_register, op_set, limits):
+        if best is None or _score(program) < _score(best):
+            best = program
+    if best is None:
+        raise RegisterPressureError(_pressure_message(decomp, registers))
+    _verify(best, decomp, input_register, op_set, registers)
+    return best
+
+
+def _candidates(decomp, registers, input_register, op_set, limits):
+    seen = set()
+    for cap in INLINE_CAPS:
+        net = normalise(decomp, cap)
+        if net in seen:
+            continue
+        seen.add(net)
+        for schedule in search(net, len(registers), op_set, limits, input_register):
+            program = allocate(schedule, registers, input_register)
+            if program is not None:
+                yield program
+                break
+
+
+def _score(program: list[Instr]) -> tuple[int, int]:
+    return (len(program), bus_steps(program))
+
+
+def _check_arguments(decomp: Decomposition, registers: Sequence[str], input_register: str,
+                     op_set: str) -> None:
+    if op_set not in OP_SETS:
+        raise ValueError(f"unknown op set {op_set!r}; choose one of {sorted(OP_SETS)}")
+    if input_register not in registers:
+        raise ValueError(f"input register {input_register} is not among {list(registers)}")
+    if missing := sorted({r for r, _ in decomp.outputs} - set(registers)):
+        raise ValueError(f"output registers {missing} are not among {list(registers)}")
+
+
+def _pressure_message(decomp: Decomposition, registers: Sequence[str]) -> str:
+    return (f"no program computing {len(decomp.outputs)} output(s) fits in {len(registers)} "
+            f"register(s) {', '.join(registers)}: the decomposition needs more values live at once "
+            "(including div's scratch registers) than that")
+
+
+def _verify(program: list[Instr], decomp: Decomposition, input_register: str, op_set: str,
+            registers: Sequence[str]) -> None:
+    """Every instruction legal, in the op set and on allowed registers; outputs exact."""
+    text = "\n".join(str(i) for i in program)
+    for instr in program:
+        problem = (instr.violation() or op_set_violation(instr, op_set)
+                   or _foreign_register(instr, registers))
+        if problem:
+            raise VerificationError(f"{instr}: {problem}", program_text=text)
+    _check_defined(program, input_register, text)
+    verify_exact(program, decomp.output_kernels(), input_register)
+
+
+def _check_defined(program: list[Instr], input_register: str, text: str) -> None:
+    state = initial_state(input_register)
+    for instr in program:
+        if undefined := [r for r in instr.reads() if state[r] is None]:
+            raise VerificationError(f"{instr}: reads undefined register(s) {undefined}",
+                                    program_text=text)
+        state = step(state, instr)
+
+
+def _foreign_register(instr: Instr, registers: Sequence[str]) -> str | None:
+    extra = sorted(set(instr.registers()) - set(registers))
+    return f"uses register(s) {extra} outside the budget" if extra else None

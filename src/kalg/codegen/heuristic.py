@@ -1,0 +1,158 @@
+"""Estimates of the instructions a set of goals still needs: the scheduler's ranking and bound.
+
+`estimate` is a guess used to rank states (it need not be a bound); `lower_bound` never exceeds
+the true remaining count, so it can prune. Both count shared work once: a node that several goals
+read is paid for once, and a goal that is a translate (or negation) of another only pays the move.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from kalg.codegen.goals import INPUT_KEY, Key, Space, canonical, distance
+from kalg.codegen.network import Kind, Terms
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    """Relative weights of the estimate's parts (instruction-count units)."""
+
+    shift: float = 1.0
+    distance: float = 0.05
+    size: float = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class _GoalInfo:
+    canon: Key
+    x: int
+    y: int
+    sign: int
+    cost: float
+    nodes: frozenset[int]
+    """Nodes (and their descendants) that making this goal reads."""
+
+
+class Estimator:
+    def __init__(self, space: Space, op_set: str, weights: Weights | None = None):
+        self.space = space
+        self.fused = op_set == "all"
+        self.w = weights or Weights()
+        self.node_cost = [self._node_cost(i) for i in range(len(space.net.nodes))]
+        self._goal_cost: dict[Terms, float] = {}
+        self._infos: dict[Key, _GoalInfo] = {}
+        self._classes: dict[Key, Key] = {}
+        self._estimates: dict[tuple[Key, ...], float] = {}
+
+    # ------------------------------------------------------------------ pieces
+    def combine(self, k: int) -> int:
+        """Adds needed to join k operands."""
+        if k <= 1:
+            return 0
+        return math.ceil((k - 1) / 2) if self.fused else k - 1
+
+    def moves(self, dist: int) -> int:
+        """Moves needed to carry a value `dist` steps."""
+        return math.ceil(dist / 2) if self.fused else dist
+
+    def shift_work(self, terms: Terms) -> float:
+        spots = {(n, x, y) for n, x, y, _ in terms if x or y}
+        if not spots:
+            return 0.0
+        far = sum(abs(x) + abs(y) for _, x, y in spots)
+        return self.w.shift * (math.ceil(len(spots) / 2) if self.fused else far)
+
+    def sum_cost(self, terms: Terms) -> float:
+        k = len(terms)
+        negative = all(s < 0 for *_, s in terms) and not (
+            k == 1 and self.space.kind(terms[0][0]) is Kind.HALF)
+        return self.combine(k) + self.shift_work(terms) + (1 if negative else 0)
+
+    def _node_cost(self, i: int) -> float:
+        node = self.space.net.nodes[i]
+        if node.kind is Kind.INPUT:
+            return 0.0
+        if node.kind is Kind.HALF:
+            return 1.0 + self.sum_cost(node.terms)
+        return self.sum_cost(node.terms)
+
+    def goal_cost(self, terms: Terms) -> float:
+        """Own cost of a goal (its nodes are charged separately, once per state)."""
+        if (c := self._goal_cost.get(terms)) is not None:
+            return c
+        if len(terms) == 1 and self.space.kind(terms[0][0]) is Kind.HALF:
+            c = self.node_cost[terms[0][0]]
+        else:
+            c = self.sum_cost(terms)
+        c += self.w.distance * distance(terms)
+        self._goal_cost[terms] = c
+        return c
+
+    def goal_class(self, key: Key) -> Key:
+        """Canonical key up to translation and sign (memoised)."""
+        if (c := self._classes.get(key)) is None:
+            c = self._classes[key] = _class(key)[0]
+        return c
+
+    # ------------------------------------------------------------------ states
+    def _info(self, key: Key, terms: Terms) -> _GoalInfo:
+        if (info := self._infos.get(key)) is not None:
+            return info
+        canon, anchor, sign = _class(key)
+        nodes: set[int] = set()
+        for n, *_ in terms:
+            if not (len(terms) == 1 and self.space.kind(n) is Kind.HALF):
+                nodes.add(n)
+            nodes |= self.space.descendants[n]
+        info = _GoalInfo(canon, anchor[0], anchor[1], sign, self.goal_cost(terms),
+                         frozenset(nodes))
+        self._infos[key] = info
+        return info
+
+    def estimate(self, bag: tuple[tuple[Key, Terms], ...]) -> float:
+        keys = tuple(k for k, _ in bag)
+        if (e := self._estimates.get(keys)) is not None:
+            return e
+        total = 0.0
+        nodes: set[int] = set()
+        seen: dict[Key, list[tuple[int, int, int]]] = {}
+        for key, terms in bag:
+            if key == INPUT_KEY:
+                continue
+            info = self._info(key, terms)
+            if (others := seen.get(info.canon)) is not None:
+                total += min(self.moves(abs(info.x - x) + abs(info.y - y)) + (s != info.sign)
+                             for x, y, s in others)
+                others.append((info.x, info.y, info.sign))
+                continue
+            seen[info.canon] = [(info.x, info.y, info.sign)]
+            total += info.cost + self.w.size
+            nodes |= info.nodes
+        total += sum(self.node_cost[n] for n in nodes)
+        self._estimates[keys] = total
+        return total
+
+    def lower_bound(self, bag: tuple[tuple[Key, Terms], ...]) -> int:
+        """Distinct values still to make; a div makes +x/2 and -x/2 together."""
+        singles = set()
+        count = 0
+        for key, terms in bag:
+            if key == INPUT_KEY:
+                continue
+            if len(key) == 1 and self.space.kind(key[0][0]) is Kind.HALF and self.fused:
+                a, x, y, _ = key[0]
+                if (a, x, y) in singles:
+                    continue
+                singles.add((a, x, y))
+            count += 1
+        return count
+
+
+def _class(key: Key) -> tuple[Key, tuple[int, int], int]:
+    """Translation-and-sign class of a value: canonical key, anchor and sign."""
+    canon, anchor = canonical(key)
+    sign = 1 if not canon or canon[0][3] > 0 else -1
+    if sign < 0:
+        canon = tuple((a, x, y, -c) for a, x, y, c in canon)
+    return canon, anchor, sign

@@ -1,0 +1,246 @@
+"""Register allocation: a `Schedule` of register-free steps → SCAMP-5 instructions.
+
+Values are renamed into SSA form (a value computed twice is two values), then a bounded
+depth-first search assigns each result a physical register, honouring every operand rule of the
+ISA (sub's result may not overwrite its subtrahend, div's three distinct outputs, diva in place)
+and pinning each output to its named register. The scheduler already kept live values within the
+budget, so a plain assignment almost always exists; when pinning fails (an output made while the
+input still holds its register), outputs only prefer their registers and the misplaced ones are
+moved into place at the end (a parallel copy). `allocate` returns None if neither works.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kalg.codegen.goals import INPUT_KEY, Key
+from kalg.codegen.moves import Step
+from kalg.codegen.search import Schedule
+from kalg.scamp5.isa import (
+    Add,
+    Add2x,
+    Add3,
+    Addx,
+    Div,
+    Div4,
+    Diva,
+    Divq,
+    Instr,
+    Mov,
+    Mov2x,
+    Movx,
+    Neg,
+    Res,
+    Sub,
+    Sub2x,
+    Subx,
+)
+
+BACKTRACK_LIMIT = 20000
+"""Assignment attempts before the allocator gives up on one schedule."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Op:
+    """A step on SSA values: `dests[0]` the result (div: `dests[1]` is -x/2)."""
+
+    step: Step
+    dests: tuple[int, ...]
+    srcs: tuple[int, ...]
+
+
+def allocate(schedule: Schedule, registers: Sequence[str], input_register: str,
+             ) -> list[Instr] | None:
+    """Instructions for `schedule`, or None if no assignment fits the registers."""
+    ops, finals = _ssa(schedule)
+    last = _last_uses(ops, finals)
+    pins = _pins(finals, registers)
+    for strict in (True, False):
+        alloc = _Allocator(ops, last, registers, input_register, pins, strict)
+        if (program := alloc.run()) is None:
+            continue
+        fixup = _fixup(alloc.final_registers(finals), registers)
+        if fixup is not None:
+            return program + fixup
+    return None
+
+
+def _ssa(schedule: Schedule) -> tuple[list[_Op], list[tuple[str, int]]]:
+    current: dict[Key, int] = {INPUT_KEY: 0}
+    count = 1
+    ops = []
+    for step in schedule.steps:
+        srcs = tuple(current[k] for k in step.srcs)
+        dests = tuple(range(count, count + len(step.dests)))
+        count += len(dests)
+        for k, v in zip(step.dests, dests, strict=True):
+            current[k] = v
+        ops.append(_Op(step, dests, srcs))
+    finals = [(reg, current[key]) for reg, key in schedule.outputs]
+    return ops, finals
+
+
+def _last_uses(ops: list[_Op], finals: list[tuple[str, int]]) -> dict[int, int]:
+    last: dict[int, int] = {}
+    for i, op in enumerate(ops):
+        for v in op.dests:
+            last.setdefault(v, i)
+        for v in op.srcs:
+            last[v] = i
+    for _, v in finals:
+        last[v] = len(ops)
+    return last
+
+
+def _pins(finals: list[tuple[str, int]], registers: Sequence[str]) -> dict[int, str]:
+    """Each output value's register (the first, when one value fills several outputs)."""
+    pins: dict[int, str] = {}
+    for reg, v in sorted(finals):
+        if v != 0 and reg in registers:
+            pins.setdefault(v, reg)
+    return pins
+
+
+class _Allocator:
+    def __init__(self, ops: list[_Op], last: dict[int, int], registers: Sequence[str],
+                 input_register: str, pins: dict[int, str], strict: bool):
+        self.ops = ops
+        self.last = last
+        self.registers = tuple(registers)
+        self.pins = pins
+        self.strict = strict
+        self.pin_regs = set(pins.values())
+        self.start = {0: input_register}
+        self.tries = 0
+        self.where: dict[int, str] = {}
+
+    def run(self) -> list[Instr] | None:
+        return self._dfs(0, dict(self.start))
+
+    def final_registers(self, finals: list[tuple[str, int]]) -> list[tuple[str, str]]:
+        """(wanted register, register it is in) for each output."""
+        return [(reg, self.where[v]) for reg, v in finals]
+
+    def _dfs(self, i: int, reg_of: dict[int, str]) -> list[Instr] | None:
+        if i == len(self.ops):
+            self.where = reg_of
+            return []
+        self.tries += 1
+        if self.tries > BACKTRACK_LIMIT:
+            return None
+        op = self.ops[i]
+        live = {v: r for v, r in reg_of.items() if self.last.get(v, -1) >= i}
+        for instrs, assigned in self._choices(i, op, live):
+            rest = self._dfs(i + 1, {**live, **assigned})
+            if rest is not None:
+                return instrs + rest
+        return None
+
+    def _free(self, i: int, live: dict[int, str], keep: set[int] = frozenset()) -> list[str]:
+        """Registers a result of op i may take: not held by a value read after i."""
+        busy = {r for v, r in live.items() if self.last[v] > i or v in keep}
+        free = [r for r in self.registers if r not in busy]
+        # Keep output registers for their outputs where we can: try them last.
+        return sorted(free, key=lambda r: (r in self.pin_regs, self.registers.index(r)))
+
+    def _targets(self, value: int, free: list[str]) -> list[str]:
+        if (pin := self.pins.get(value)) is None:
+            return free
+        if self.strict:
+            return [pin] if pin in free else []
+        # Outputs that cannot sit in their register now are moved there at the end.
+        return sorted(free, key=lambda r: r != pin)
+
+    def _choices(self, i: int, op: _Op, live: dict[int, str]):
+        src = [live[v] for v in op.srcs]
+        name = op.step.op
+        if name == "div":
+            yield from self._div_choices(i, op, live, src[0])
+            return
+        if name == "double":
+            yield from self._double_choices(i, op, live, src[0])
+            return
+        free = self._free(i, live)
+        forbidden = {src[-1]} if name in ("sub", "subx", "sub2x", "neg", "divq") else set()
+        for y in self._targets(op.dests[0], [r for r in free if r not in forbidden]):
+            yield [_emit(op.step, y, src)], {op.dests[0]: y}
+
+    def _div_choices(self, i: int, op: _Op, live: dict[int, str], x: str):
+        pos, neg = op.dests
+        dies = self.last[op.srcs[0]] == i
+        free = self._free(i, live)
+        others = [r for r in free if r != x]
+        if dies:
+            for y0 in self._targets(pos, others):
+                for y1 in self._targets(neg, [r for r in others if r != y0]):
+                    yield [Div(y0, y1, x)], {pos: y0, neg: y1}
+            if pos not in self.pins or self.pins[pos] == x:
+                for y1 in self._targets(neg, others):
+                    for y2 in [r for r in others if r != y1][:1]:
+                        yield [Diva(x, y1, y2)], {pos: x, neg: y1}
+            return
+        for y0 in self._targets(pos, others):
+            for y1 in self._targets(neg, [r for r in others if r != y0]):
+                for y2 in [r for r in others if r not in (y0, y1)][:1]:
+                    yield [Div4(y0, y1, y2, x)], {pos: y0, neg: y1}
+
+    def _double_choices(self, i: int, op: _Op, live: dict[int, str], x: str):
+        free_now = [r for r in self._free(i, live, keep=set(op.srcs)) if r != x]
+        for t in free_now[:2]:
+            for y in self._targets(op.dests[0], self._free(i, live)):
+                yield [Mov(t, x), Add(y, x, t)], {op.dests[0]: y}
+
+
+def _emit(step: Step, y: str, src: list[str]) -> Instr:
+    d = step.dirs
+    match step.op:
+        case "mov":
+            return Mov(y, src[0])
+        case "movx":
+            return Movx(y, src[0], d[0])
+        case "mov2x":
+            return Mov2x(y, src[0], d[0], d[1])
+        case "add":
+            return Add(y, src[0], src[1])
+        case "add3":
+            return Add3(y, src[0], src[1], src[2])
+        case "addx":
+            return Addx(y, src[0], src[1], d[0])
+        case "add2x":
+            return Add2x(y, src[0], src[1], d[0], d[1])
+        case "sub":
+            return Sub(y, src[0], src[1])
+        case "subx":
+            return Subx(y, src[0], d[0], src[1])
+        case "sub2x":
+            return Sub2x(y, src[0], d[0], d[1], src[1])
+        case "neg":
+            return Neg(y, src[0])
+        case "divq":
+            return Divq(y, src[0])
+        case "res":
+            return Res(y)
+    raise AssertionError(f"no instruction for step {step.op}")
+
+
+def _fixup(placed: list[tuple[str, str]], registers: Sequence[str]) -> list[Instr] | None:
+    """Moves that put every output in its register (a parallel copy; cycles use a spare)."""
+    pending = {want: have for want, have in placed if want != have}
+    program: list[Instr] = []
+    while pending:
+        sources = set(pending.values())
+        ready = sorted(w for w in pending if w not in sources)
+        if ready:
+            w = ready[0]
+            program.append(Mov(w, pending.pop(w)))
+            continue
+        spare = [r for r in registers if r not in {w for w, _ in placed} and r not in sources]
+        if not spare:
+            return None
+        w = sorted(pending)[0]
+        program.append(Mov(spare[0], pending[w]))
+        for k, v in pending.items():
+            if v == pending[w]:
+                pending[k] = spare[0]
+    return program

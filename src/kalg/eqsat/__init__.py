@@ -1,0 +1,1 @@
+"""Equality saturation: kernels become e-graph terms, rule families saturate, DAG extraction."""

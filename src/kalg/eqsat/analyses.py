@@ -1,0 +1,266 @@
+"""Python analyses that seed equalities rules cannot compute (design.md decision 6).
+
+For every canonical literal met (the outputs, then every literal an analysis introduces), each
+analysis proposes Kernel terms equal to it:
+
+* `digit_planes`: the taps grouped by power-of-two digit (non-adjacent form), the base case that
+  always exists — AUKE's and Cain's atoms, grouped by scale;
+* `factorisations`: exact factorisation over the integers of the kernel read as a polynomial in x
+  and y (sympy), every split of the factors into two groups — finds separability (rank 1) and
+  repeated binomials (gauss5 = gauss3 ∘ gauss3);
+* `pair_splits`: K = (1 ± x^dx y^dy)·A + R for the largest A, in the spirit of AUKE's reverse split
+  and Cain's pair generation; R is often empty (then it is a factorisation) or small.
+
+Every seed is exact: `tests/test_analyses.py` evaluates each one back to its literal.
+Pure Python (sympy for factoring); no egglog here.
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import sympy
+
+from kalg.eqsat import terms as t
+from kalg.kernel import Kernel
+
+_X, _Y = sympy.symbols("x y")
+
+
+@dataclass
+class Seeds:
+    """Root terms for the outputs and `(Lit key) = term` unions, with the analysis that made each."""
+
+    roots: dict[str, str]
+    outputs: dict[str, Kernel] = field(default_factory=dict)
+    unions: list[tuple[str, str, str]] = field(default_factory=list)  # (lit term, term, analysis)
+    literals: dict[str, Kernel] = field(default_factory=dict)
+    truncated: bool = False
+
+
+SCALED_PLANES_MAX_TAPS = 5
+"""Literals with more taps than this get no scaled digit planes of their own (e-graph size)."""
+
+
+def seed(outputs: dict[str, Kernel], max_literals: int = 30) -> Seeds:
+    """Analyse the output kernels and every literal the analyses introduce, up to `max_literals`."""
+    table = t.LiteralTable()
+    seeds = Seeds(roots={name: table.term(k) for name, k in sorted(outputs.items())},
+                  outputs=dict(sorted(outputs.items())))
+    max_halvings = max(t.canonicalise(k).halvings for k in outputs.values())
+    done: set[str] = set()
+    while pending := [key for key in table.literals if key not in done]:
+        if len(done) >= max_literals:
+            seeds.truncated = True
+            break
+        key = pending[0]
+        done.add(key)
+        lit = f'(Lit "{key}")'
+        for analysis, term in analyse(table.literals[key], table):
+            seeds.unions.append((lit, term, analysis))
+        # The halvings of an output may land on any of its factors: give each small literal its
+        # digit planes at every scale 2^-1 .. 2^-max, so halving happens per digit (AUKE's atoms).
+        # Large literals get them through their factors (half-compose moves halvings there).
+        if len(table.literals[key]) > SCALED_PLANES_MAX_TAPS:
+            continue
+        for k in range(1, max_halvings + 1):
+            for term in digit_planes(table.literals[key], k):
+                seeds.unions.append((t.khalf(lit, k), term, "scaled-digit-planes"))
+    seeds.literals = dict(table.literals)
+    return seeds
+
+
+def analyse(k: Kernel, table: t.LiteralTable) -> Iterator[tuple[str, str]]:
+    """(analysis name, term) pairs, each term equal to the canonical literal `k`."""
+    for term in digit_planes(k):
+        yield "digit-planes", term
+    for term in factorisations(k, table):
+        yield "factorisation", term
+    for term in pair_splits(k, table):
+        yield "pair-split", term
+
+
+# ------------------------------------------------------------------ digit planes
+def naf(n: int) -> list[tuple[int, int]]:
+    """Non-adjacent form of a non-zero integer: (sign, exponent) digits, fewest non-zero digits.
+
+    >>> naf(7)
+    [(-1, 0), (1, 3)]
+    """
+    digits, e = [], 0
+    while n:
+        if n & 1:
+            d = 2 - (n % 4)
+            digits.append((d, e))
+            n -= d
+        n //= 2
+        e += 1
+    return digits
+
+
+def _double(term: str, times: int) -> str:
+    for _ in range(times):
+        term = t.kadd(term, term)
+    return term
+
+
+def _scaled(term: str, e: int) -> str:
+    """term · 2^e: doublings for e > 0, halvings for e < 0."""
+    return _double(term, e) if e >= 0 else t.khalf(term, -e)
+
+
+def digit_planes(k: Kernel, halvings: int = 0) -> Iterator[str]:
+    """k / 2^halvings = Σ_j 2^(j - halvings) · S_j, S_j a sum of ±unit kernels (the base case).
+
+    Also the Horner form, which shares one scaling step between consecutive digit planes:
+    ((S_0/2 + S_1)/2 + S_2)... for halvings, or S_0 + 2(S_1 + 2(...)) for doublings.
+    """
+    planes: dict[int, list[str]] = {}
+    for (x, y), c in k.entries:
+        for sign, e in naf(int(c)):
+            unit = t.sh(x, y)
+            planes.setdefault(e - halvings, []).append(unit if sign > 0 else t.kneg(unit))
+    if halvings == 0 and len(k) == 1 and list(planes) == [0]:
+        yield t.sh(0, 0)  # the canonical unit literal is the identity
+        return
+    yield t.balanced_sum([_scaled(t.balanced_sum(s), e) for e, s in sorted(planes.items())])
+    if len(planes) > 1:
+        yield _horner(planes)
+
+
+def _horner(planes: dict[int, list[str]]) -> str:
+    """Σ_e 2^e S_e evaluated from the lowest plane up, one scaling step between planes."""
+    exps = sorted(planes)
+    acc = t.balanced_sum(planes[exps[0]])
+    for lo, hi in itertools.pairwise(exps):
+        acc = t.balanced_sum([_scaled(acc, lo - hi), t.balanced_sum(planes[hi])])
+    return _scaled(acc, exps[-1])
+
+
+# ------------------------------------------------------------------ factorisation
+def _polynomial(k: Kernel) -> sympy.Poly:
+    return sympy.Poly(sum(int(c) * _X**x * _Y**y for (x, y), c in k.entries), _X, _Y)
+
+
+def _kernel(p: sympy.Expr) -> Kernel:
+    poly = sympy.Poly(p, _X, _Y)
+    return Kernel.of({(int(a), int(b)): int(c) for (a, b), c in poly.terms()})
+
+
+def factors(k: Kernel) -> list[Kernel]:
+    """The non-trivial integer factors of k (with multiplicity), monomials dropped, content kept."""
+    content, parts = sympy.factor_list(_polynomial(k).as_expr(), _X, _Y)
+    out = [_kernel(f) for f, m in parts for _ in range(m) if len(sympy.Poly(f, _X, _Y).terms()) > 1]
+    if content != 1:
+        out.append(Kernel.unit(value=int(content)))
+    return out
+
+
+def factorisations(k: Kernel, table: t.LiteralTable, max_splits: int = 40) -> Iterator[str]:
+    """K = A·B for every split of its factors into two non-empty sub-multisets.
+
+    Equal factors are grouped, so (1+x)^4 (1+y)^4 gives 24 splits, not 2^8.
+    """
+    fs = factors(k)
+    if len(fs) < 2:
+        return
+    distinct: dict[str, tuple[Kernel, int]] = {}
+    for f in fs:
+        key = t.key_of(f)
+        distinct[key] = (f, distinct.get(key, (f, 0))[1] + 1)
+    groups = list(distinct.values())
+    seen: set[tuple[str, str]] = set()
+    for counts in itertools.product(*(range(m + 1) for _, m in groups)):
+        if len(seen) >= max_splits:
+            return
+        a = _product(f for (f, _), n in zip(groups, counts, strict=True) for _ in range(n))
+        b = _product(f for (f, m), n in zip(groups, counts, strict=True) for _ in range(m - n))
+        if not 0 < sum(counts) < len(fs):
+            continue
+        pair = tuple(sorted((t.key_of(a), t.key_of(b))))
+        if pair not in seen:
+            seen.add(pair)
+            yield t.compose(table.term(a), table.term(b))
+
+
+def _product(ks: Iterator[Kernel]) -> Kernel:
+    out = Kernel.unit()
+    for f in ks:
+        out = out.compose(f)
+    return out
+
+
+# ------------------------------------------------------------------ pair splits
+_NEAR = [(dx, dy) for dx in range(-2, 3) for dy in range(-2, 3)
+         if (dx, dy) > (0, 0) and abs(dx) + abs(dy) <= 2]
+
+
+def pair_splits(k: Kernel, table: t.LiteralTable, max_splits: int = 3) -> Iterator[str]:
+    """K = (1 + s·x^dx y^dy)·A + R, for near offsets, signs s = ±1, and the largest such A.
+
+    A is found greedily along each chain p, p+d, p+2d, ...: the shared magnitude of two taps
+    that differ by d (equal signs for s = +1, opposite for s = -1) goes to A. Only splits where A
+    covers at least half of |K|'s atoms are kept, best first.
+    """
+    found = []
+    for d in _NEAR:
+        for s in (1, -1):
+            a, r = _split(k, d, s)
+            if a is None:
+                continue
+            covered = 2 * sum(abs(int(c)) for _, c in a.entries)
+            found.append((-covered, d, s, a, r))
+    total = sum(abs(int(c)) for _, c in k.entries)
+    found = [f for f in sorted(found, key=lambda f: (f[0], f[1], -f[2])) if -f[0] * 2 >= total]
+    for _, d, s, a, r in found[:max_splits]:
+        pair = t.kadd(t.sh(0, 0), t.sh(*d) if s > 0 else t.kneg(t.sh(*d)))
+        term = t.compose(pair, table.term(a))
+        yield term if not r.trimmed().entries else t.kadd(term, table.term(r))
+
+
+def _split(k: Kernel, d: tuple[int, int], s: int) -> tuple[Kernel | None, Kernel]:
+    """Greedy A with K = A + s·shift_d(A) + R (A's atoms taken pairwise along d)."""
+    rest = {o: int(c) for o, c in k.entries}
+    a: dict[tuple[int, int], int] = {}
+    for o in sorted(rest):
+        p = (o[0] + d[0], o[1] + d[1])
+        c, c2 = rest.get(o, 0), rest.get(p, 0)
+        if c * c2 * s <= 0:  # a pair needs c2 to carry the sign of s·c
+            continue
+        m = min(abs(c), abs(c2))
+        v = m if c > 0 else -m
+        a[o] = v
+        rest[o] = c - v
+        rest[p] = c2 - s * v
+    if not a:
+        return None, k
+    return Kernel.of(a), Kernel.of({o: c for o, c in rest.items() if c})
+
+
+# ------------------------------------------------------------------ direct lowering (fallback)
+def img_digit_planes(k: Kernel) -> str:
+    """An Img term computing the dyadic kernel k from (Input) tap by tap, halving the input.
+
+    Seeded beside every output so that extraction always has a lowered term, even when a
+    resource limit stops saturation before the Apply rules reach the root.
+    """
+    terms = []
+    for (x, y), c in k.trimmed().entries:
+        num, den = Fraction(c).numerator, Fraction(c).denominator
+        shift = den.bit_length() - 1
+        for sign, e in naf(num):
+            term = "(Input)"
+            for _ in range(shift - e):
+                term = f"(Half {term})"
+            for _ in range(e - shift):
+                term = f"(Add {term} {term})"
+            if (x, y) != (0, 0):
+                term = f"(Shift {term} {x} {y})"
+            terms.append(term if sign > 0 else f"(Neg {term})")
+    while len(terms) > 1:
+        pairs = [f"(Add {terms[i]} {terms[i + 1]})" for i in range(0, len(terms) - 1, 2)]
+        terms = pairs + ([terms[-1]] if len(terms) % 2 else [])
+    return terms[0]

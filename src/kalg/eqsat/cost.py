@@ -1,0 +1,71 @@
+"""Cost models as plain functions of one e-node (None = that node may not be extracted).
+
+`scamp5(op_set)`: SCAMP-5 instructions per node, then bus steps as a tie-break (1/1000 per step).
+`cpu()`: arithmetic operations per output pixel on a CPU, where moves are free addressing.
+Only Img nodes (register values) and the output bundle are extractable: Kernel terms and Apply are
+the algebra, not computation.
+"""
+
+from __future__ import annotations
+
+import math
+
+from kalg.eqsat.extract import Cost, ENode
+
+BUS = 0.001
+"""Weight of one analogue bus step relative to one instruction: a tie-break only."""
+
+_FREE = {"Input": 0.0, "ONil": 0.0, "OCons": 0.0, "HalfOf": 0.0}
+
+
+def _steps(node: ENode) -> int:
+    dx, dy = node.args
+    return abs(int(dx)) + abs(int(dy))
+
+
+def _duplicates(node: ENode) -> int:
+    """Extra copies needed when one value feeds an add twice (SCAMP-5 needs distinct operands)."""
+    return len(node.children) - len(set(node.children))
+
+
+def scamp5(op_set: str = "all") -> Cost:
+    """Instruction count per node for op set `all` (fused macros, div scratch) or `basic`."""
+    fused = op_set == "all"
+
+    def cost(node: ENode) -> float | None:
+        if node.op in _FREE:
+            return _FREE[node.op]
+        match node.op:
+            case "Shift":
+                steps = _steps(node)
+                return (math.ceil(steps / 2) if fused else steps) * (1 + 2 * BUS)
+            case "Add" | "Sub" | "Neg":
+                return 1 + 2 * BUS + _duplicates(node)
+            case "Half":
+                return 1 + (5 if fused else 2) * BUS
+            case "Div":
+                return 1 + (5 if fused else 2) * BUS
+            case "NegHalfOf":
+                return 0.0 if fused else 1 + 2 * BUS
+            case "Add3" | "AddMv" | "SubMv":
+                return 1 + 2 * BUS + _duplicates(node) if fused else None
+        return None
+
+    return cost
+
+
+def cpu() -> Cost:
+    """Arithmetic operations per output pixel: adds, subtracts, negations and halvings."""
+
+    def cost(node: ENode) -> float | None:
+        if node.op in _FREE or node.op in ("Shift", "NegHalfOf"):
+            return 0.0
+        if node.op in ("Add", "Sub", "Neg", "Half", "Div"):
+            return 1.0
+        if node.op == "Add3":
+            return 2.0
+        if node.op in ("AddMv", "SubMv"):
+            return 1.0
+        return None
+
+    return cost

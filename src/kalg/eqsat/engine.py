@@ -1,0 +1,188 @@
+"""The e-graph engine: the only module that imports egglog.
+
+Input: egglog text for the facts (terms, seeded unions, `let`s) and a schedule of rule families from
+`rules/*.egg`. Output: the serialised e-graph (egraph-serialize JSON) and a `SaturationReport`.
+
+One egglog iteration cannot be interrupted and can use tens of GiB, so saturation runs in a forked
+child process under an address-space limit (RLIMIT_AS) and a wall-clock watchdog; node and time
+caps are checked between iterations. A child that runs out of memory or time becomes a clear
+`ResourceLimitError`, never a crashed machine.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import resource
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kalg.diagnostics import KalgError, ResourceLimitError
+from kalg.resources import rules_dir
+
+HEADER = "kernel.egg"
+"""Declares the sorts; loaded before every family."""
+
+
+class RuleLoadError(KalgError):
+    """A rule file does not load (egglog's parse or type error, with the file's name)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Bounds on one saturation. `seconds` is checked between iterations; the child is killed at
+    `seconds` × 3 + 5 whatever happens."""
+
+    iterations: int = 12
+    nodes: int = 30_000
+    seconds: float = 4.0
+    memory_mib: int = 3072
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """Run `rulesets` (one iteration of each, in order) up to `iterations` times."""
+
+    rulesets: tuple[str, ...]
+    iterations: int
+
+
+@dataclass
+class SaturationReport:
+    stop_reason: str = "saturated"
+    iterations: int = 0
+    nodes: int = 0
+    seconds: float = 0.0
+    sizes: list[int] = field(default_factory=list)
+
+
+def rule_files(families: tuple[str, ...]) -> list[Path]:
+    """The header and the files of `families` (file stems), in order."""
+    root = rules_dir()
+    return [root / HEADER] + [root / f"{name}.egg" for name in families]
+
+
+def load_rules(families: tuple[str, ...]) -> str:
+    """The text of the header plus the named families; raise RuleLoadError if one is missing."""
+    parts = []
+    for path in rule_files(families):
+        if not path.is_file():
+            raise RuleLoadError(f"rule family '{path.stem}' not found in {path.parent}")
+        parts.append(path.read_text())
+    return "\n".join(parts)
+
+
+def check_rules(families: tuple[str, ...]) -> None:
+    """Load the families into a fresh e-graph, so a broken rule file fails here with its name."""
+    import egglog.bindings as eb
+
+    egraph = eb.EGraph()
+    for path in rule_files(families):
+        try:
+            egraph.parse_and_run_program(path.read_text(), filename=str(path))
+        except eb.EggSmolError as err:
+            raise RuleLoadError(f"{path.name}: {err}") from None
+
+
+def run_program(text: str) -> list[str]:
+    """Run an egglog text program in this process and return its printed outputs (for tests)."""
+    import egglog.bindings as eb
+
+    egraph = eb.EGraph()
+    try:
+        return [str(o) for o in egraph.parse_and_run_program(text)]
+    except eb.EggSmolError as err:
+        raise RuleLoadError(str(err)) from None
+
+
+def saturate(families: tuple[str, ...], facts: str, stages: tuple[Stage, ...], limits: Limits,
+             ) -> tuple[dict, SaturationReport]:
+    """Load rules and facts, run the stages within `limits`, return (serialised graph, report)."""
+    rules = load_rules(families)
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(child, rules, facts, stages, limits), daemon=True)
+    proc.start()
+    child.close()
+    deadline = limits.seconds * 3 + 5
+    payload = None
+    try:
+        if parent.poll(deadline):
+            payload = parent.recv()
+    except EOFError:  # the child died (out of memory: Rust aborts) before it could answer
+        payload = None
+    proc.join(1)
+    killed = proc.is_alive()
+    if killed:
+        proc.kill()
+        proc.join()
+    if payload is None:
+        raise ResourceLimitError(_death_message(None if killed else proc.exitcode, limits, deadline))
+    if "error" in payload:
+        raise RuleLoadError(payload["error"])
+    return json.loads(payload["graph"]), SaturationReport(**payload["report"])
+
+
+def _death_message(exitcode: int | None, limits: Limits, deadline: float) -> str:
+    if exitcode is None:
+        return (f"e-graph saturation did not finish within {deadline:.0f} s (one iteration "
+                f"cannot be interrupted); lower --node-limit or --time-limit")
+    return (f"e-graph saturation ran out of memory (limit {limits.memory_mib} MiB, exit code "
+            f"{exitcode}); lower --node-limit, or raise KALG_MEMORY_MIB")
+
+
+def _address_space() -> int:
+    """This process's current virtual size in bytes (what a fork starts with)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _child(conn, rules: str, facts: str, stages: tuple[Stage, ...], limits: Limits) -> None:
+    # The limit is on address space, which the fork inherits: allow the budget on top of it.
+    limit = _address_space() + limits.memory_mib * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    import egglog.bindings as eb
+
+    try:
+        egraph = eb.EGraph()
+        egraph.parse_and_run_program(rules)
+        egraph.parse_and_run_program(facts)
+        report = _run_stages(egraph, stages, limits)
+        graph = egraph.serialize([]).to_json()
+    except eb.EggSmolError as err:
+        conn.send({"error": str(err)})
+        return
+    conn.send({"graph": graph, "report": report.__dict__})
+
+
+def _size(egraph) -> int:
+    (out,) = egraph.parse_and_run_program("(print-size)")
+    return sum(n for _, n in out.sizes)
+
+
+def _run_stages(egraph, stages: tuple[Stage, ...], limits: Limits) -> SaturationReport:
+    report = SaturationReport()
+    start = time.perf_counter()
+    for stage in stages:
+        step = "(run-schedule " + " ".join(f"(run {r})" for r in stage.rulesets) + ")"
+        for _ in range(stage.iterations):
+            (out,) = egraph.parse_and_run_program(step)
+            report.iterations += 1
+            report.nodes = _size(egraph)
+            report.sizes.append(report.nodes)
+            report.seconds = time.perf_counter() - start
+            if out.report.can_stop:
+                break
+            if report.nodes > limits.nodes:
+                report.stop_reason = f"node limit ({limits.nodes})"
+                return report
+            if report.seconds > limits.seconds:
+                report.stop_reason = f"time limit ({limits.seconds:g} s)"
+                return report
+        else:
+            report.stop_reason = f"iteration limit ({stage.iterations})"
+    return report

@@ -1,0 +1,161 @@
+"""The optimizer: output kernels → seeded e-graph → bounded saturation → DAG extraction.
+
+Input: the kernels of one filter (register → dyadic real Kernel). Output: an `Optimized` holding
+the chosen `Decomposition` and the facts about the search (e-graph size, stop reason, times).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from kalg.decomp import DagBuilder, Decomposition
+from kalg.diagnostics import KalgSemanticError
+from kalg.eqsat import analyses, cost, engine, extract
+from kalg.kernel import Kernel
+
+FAMILIES = ("ring", "distributivity", "lower", "retime", "scamp5")
+"""Rule families the SCAMP-5 schedule loads (rules/NAME.egg)."""
+
+SCHEDULE = (
+    engine.Stage(("ring", "lower"), 6),
+    engine.Stage(("ring", "distributivity", "lower", "retime", "scamp5"), 8),
+)
+"""Cheap normalising families first, so the target patterns see lowered terms."""
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    op_set: str = "all"
+    limits: engine.Limits = engine.Limits()
+    max_literals: int = 30
+    extraction_seconds: float = 3.0
+    ilp_max_nodes: int = 6_000
+
+
+@dataclass
+class Optimized:
+    decomposition: Decomposition
+    cost: float
+    optimal: bool
+    saturation: engine.SaturationReport
+    eclasses: int
+    enodes: int
+    literals: int
+    analyses: dict[str, int] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def optimize(outputs: dict[str, Kernel], options: Options = Options()) -> Optimized:
+    """Find the cheapest decomposition of `outputs` (register → kernel) under SCAMP-5 costs."""
+    _check_outputs(outputs)
+    clock = _Clock()
+    seeds = analyses.seed(outputs, options.max_literals)
+    clock.lap("analyse")
+    data, report = engine.saturate(FAMILIES, facts(seeds), SCHEDULE, options.limits)
+    clock.lap("saturate")
+    graph = extract.Graph(data)
+    model = cost.scamp5(options.op_set)
+    root = graph.lets["root"]
+    try:
+        choice, optimal = extract.ilp(graph, root, model, options.extraction_seconds,
+                                      max_nodes=options.ilp_max_nodes)
+    except TimeoutError:
+        choice, optimal = extract.greedy(graph, root, model), False
+    clock.lap("extract")
+    decomposition = to_decomposition(graph, choice, sorted(outputs))
+    counts: dict[str, int] = {}
+    for _, _, name in seeds.unions:
+        counts[name] = counts.get(name, 0) + 1
+    return Optimized(
+        decomposition=decomposition,
+        cost=extract.choice_cost(graph, root, choice, model),
+        optimal=optimal,
+        saturation=report,
+        eclasses=len(graph.classes),
+        enodes=len(graph.nodes),
+        literals=len(seeds.literals),
+        analyses=counts,
+        seconds=clock.laps,
+    )
+
+
+def _check_outputs(outputs: dict[str, Kernel]) -> None:
+    for name, k in outputs.items():
+        if not k.trimmed().entries:
+            raise KalgSemanticError(f"output {name} is the zero kernel: there is nothing to compute")
+        if not k.is_dyadic():
+            raise KalgSemanticError(
+                f"output {name} has non-dyadic coefficients; SCAMP-5 can only halve: "
+                "approximate it first (an 'approx' setting)")
+
+
+def facts(seeds: analyses.Seeds) -> str:
+    """egglog text: one `let` per output, the output bundle `$root`, the seeded unions."""
+    radius = max(k.radius() for k in seeds.outputs.values())
+    lines = [f"(set (MaxOffset) {radius + 1})"]
+    lines += [f"(let $out_{name} (Apply {term} (Input)))" for name, term in seeds.roots.items()]
+    lines += [f"(union $out_{name} {analyses.img_digit_planes(k)})"
+              for name, k in seeds.outputs.items()]
+    bundle = "(ONil)"
+    for name in reversed(list(seeds.roots)):
+        bundle = f"(OCons $out_{name} {bundle})"
+    lines.append(f"(let $root {bundle})")
+    lines += [f"(union {lit} {term})" for lit, term, _ in seeds.unions]
+    return "\n".join(lines)
+
+
+def to_decomposition(graph: extract.Graph, choice: extract.Choice, names: list[str]) -> Decomposition:
+    """Turn the chosen Img nodes into SSA values; fused macros become their generic parts."""
+    b = DagBuilder()
+    memo: dict[str, int] = {}
+
+    def value(cid: str) -> int:
+        if (done := memo.get(cid)) is not None:
+            return done
+        node = graph.nodes[choice[cid]]
+        memo[cid] = _lower_node(b, node, [value(k) for k in node.children], graph, choice)
+        return memo[cid]
+
+    outputs: dict[str, int] = {}
+    bundle = graph.nodes[choice[graph.lets["root"]]]
+    for name in names:
+        outputs[name] = value(bundle.children[0])
+        bundle = graph.nodes[choice[bundle.children[1]]]
+    return b.build(outputs)
+
+
+def _lower_node(b: DagBuilder, node: extract.ENode, kids: list[int], graph, choice) -> int:
+    match node.op:
+        case "Input":
+            return b.input
+        case "Shift":
+            return b.shift(kids[0], *node.args)
+        case "Add":
+            return b.add(kids[0], kids[1])
+        case "Sub":
+            return b.sub(kids[0], kids[1])
+        case "Neg":
+            return b.neg(kids[0])
+        case "Half" | "Div" | "HalfOf":
+            return b.half(kids[0]) if node.op != "HalfOf" else kids[0]
+        case "NegHalfOf":
+            return b.neg(kids[0])
+        case "Add3":
+            return b.add(b.add(kids[0], kids[1]), kids[2])
+        case "AddMv":
+            return b.shift(b.add(kids[0], kids[1]), *node.args)
+        case "SubMv":
+            return b.sub(b.shift(kids[0], *node.args), kids[1])
+    raise AssertionError(f"cannot lower e-node {node.op}")
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.laps: dict[str, float] = {}
+        self._t = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.laps[name] = now - self._t
+        self._t = now

@@ -1,0 +1,106 @@
+"""Kernel terms as egglog text, and the literal table behind `(Lit "key")`.
+
+Literals are canonicalised up to shift, sign and power-of-two scale, so that translated, negated or
+halved copies of one pattern - inside one kernel or across the kernels of a filter - share one
+e-class (design.md decision 6). A canonical literal has integer coefficients, its domain's minimum
+x and y at 0, and a positive first coefficient (in sorted offset order).
+
+Pure Python: no egglog here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from kalg.kernel import Kernel
+
+
+@dataclass(frozen=True, slots=True)
+class Canonical:
+    """k == sign · 2^-halvings · shift(offset) · literal."""
+
+    literal: Kernel
+    sign: int
+    halvings: int
+    offset: tuple[int, int]
+
+
+def canonicalise(k: Kernel) -> Canonical:
+    """Split a non-zero dyadic kernel into sign, power-of-two scale, shift and canonical literal.
+
+    >>> c = canonicalise(Kernel.from_rows([[0, 0, 0], [0, -1, -2], [0, 0, 0]]).scale(Fraction(1, 4)))
+    >>> (c.sign, c.halvings, c.offset, c.literal.taps)
+    (-1, 2, (0, 0), {(0, 0): 1, (1, 0): 2})
+    """
+    k = k.trimmed()
+    if not k.entries:
+        raise ValueError("the zero kernel has no canonical literal")
+    halvings = max(_log2_denominator(c) for _, c in k.entries)
+    ints = k.scale(2**halvings)
+    x0, _, y0, _ = ints.bounds()
+    ints = ints.shift(-x0, -y0)
+    sign = 1 if ints.entries[0][1] > 0 else -1
+    return Canonical(ints if sign > 0 else -ints, sign, halvings, (x0, y0))
+
+
+def _log2_denominator(c: int | Fraction) -> int:
+    d = Fraction(c).denominator
+    if d & (d - 1):
+        raise ValueError(f"coefficient {c} is not dyadic")
+    return d.bit_length() - 1
+
+
+def key_of(literal: Kernel) -> str:
+    """The egglog string key of a canonical literal: its taps as text."""
+    return " ".join(f"{x},{y}:{c}" for (x, y), c in literal.entries)
+
+
+def sh(dx: int, dy: int) -> str:
+    return f"(Sh {dx} {dy})"
+
+
+def compose(a: str, b: str) -> str:
+    return f"(KCompose {a} {b})"
+
+
+def kadd(a: str, b: str) -> str:
+    return f"(KAdd {a} {b})"
+
+
+def kneg(a: str) -> str:
+    return f"(KNeg {a})"
+
+
+def khalf(a: str, times: int = 1) -> str:
+    for _ in range(times):
+        a = f"(KHalf {a})"
+    return a
+
+
+def balanced_sum(terms: list[str]) -> str:
+    """A balanced binary KAdd tree over `terms` (in the given order): shallow, so no deep recursion."""
+    if not terms:
+        raise ValueError("empty sum")
+    while len(terms) > 1:
+        pairs = [kadd(terms[i], terms[i + 1]) for i in range(0, len(terms) - 1, 2)]
+        terms = pairs + ([terms[-1]] if len(terms) % 2 else [])
+    return terms[0]
+
+
+class LiteralTable:
+    """Canonical literals met so far, by key, in first-seen order (deterministic)."""
+
+    def __init__(self) -> None:
+        self.literals: dict[str, Kernel] = {}
+
+    def term(self, k: Kernel) -> str:
+        """A Kernel term text equal to `k`, built on its canonical literal (registered here)."""
+        c = canonicalise(k)
+        key = key_of(c.literal)
+        self.literals.setdefault(key, c.literal)
+        t = f'(Lit "{key}")'
+        if c.offset != (0, 0):
+            t = compose(sh(*c.offset), t)
+        t = khalf(t, c.halvings)
+        return kneg(t) if c.sign < 0 else t

@@ -1,0 +1,33 @@
+"""The .kalg frontend: text → parse tree → AST → checked `Module` of exact kernels.
+
+>>> module = load_text("kernel box = [1 1 1] / 4")
+>>> d = module.definition()
+>>> d.name, d.kind, d.outputs["A"].taps
+('box', 'kernel', {(-1, 0): Fraction(1, 4), (0, 0): Fraction(1, 4), (1, 0): Fraction(1, 4)})
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kalg.diagnostics import KalgError
+from kalg.frontend.check import check
+from kalg.frontend.module import Definition, Module, Target
+from kalg.frontend.parser import parse
+
+__all__ = ["Definition", "Module", "Target", "check", "load_file", "load_text", "parse"]
+
+
+def load_text(text: str, path: str = "<string>") -> Module:
+    """Parse and check .kalg `text`; errors are KalgError subclasses located in `path`."""
+    return check(parse(text, path))
+
+
+def load_file(path: str | Path) -> Module:
+    """Read, parse and check the .kalg file at `path`."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise KalgError(f"cannot read {str(path)!r}: {getattr(err, 'strerror', None) or err}",
+                        ) from None
+    return load_text(text, str(path))

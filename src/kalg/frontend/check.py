@@ -1,0 +1,204 @@
+"""Checking: `ast.Program` → `Module`, the exact meaning of a .kalg file.
+
+Walks the statements in file order. `semiring` and `approx` statements set the defaults for
+the definitions after them; a definition's own `with` clause overrides them. Each definition is
+evaluated (`kalg.frontend.evaluate`), checked against its semiring and the target, and, if it
+is real and has a non-dyadic coefficient, approximated (`kalg.approx`) or rejected. Every
+problem is a `KalgSemanticError` located in the source.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from fractions import Fraction
+
+from kalg import approx
+from kalg.diagnostics import KalgSemanticError, Span
+from kalg.frontend import ast
+from kalg.frontend.evaluate import MONOMIALS, Scope, evaluate, located
+from kalg.frontend.module import Definition, Module, Target
+from kalg.frontend.target import target_of
+from kalg.kernel import REAL, SEMIRINGS, Kernel, Semiring
+
+APPROX_PARAMS = ("depth", "max_error")
+
+
+@dataclass(frozen=True, slots=True)
+class ApproxPolicy:
+    """How to approximate non-dyadic kernels: at `depth`, or at the smallest depth up to
+    `depth` that keeps every coefficient within `max_error`."""
+
+    depth: int
+    max_error: Fraction | None
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class _Settings:
+    semiring: Semiring = REAL
+    approx: ApproxPolicy | None = None
+
+
+def check(program: ast.Program) -> Module:
+    """Evaluate every definition of `program`; raise KalgSemanticError on the first problem."""
+    target = target_of(program)
+    lines = {s.name: s.span.line for s in reversed(program.statements)
+             if isinstance(s, ast.KernelDef | ast.FilterDef)}
+    definitions: dict[str, Definition] = {}
+    kernels: dict[str, Kernel] = {}
+    defaults = _Settings()
+    for statement in program.statements:
+        if isinstance(statement, ast.SemiringSetting):
+            defaults = replace(defaults, semiring=_semiring(statement))
+        elif isinstance(statement, ast.ApproxSetting):
+            defaults = replace(defaults, approx=_approx_policy(statement))
+        elif isinstance(statement, ast.KernelDef | ast.FilterDef):
+            _check_new_name(statement, definitions)
+            filters = frozenset(n for n, d in definitions.items() if d.kind == "filter")
+            scope = Scope(kernels, filters, lines, statement.name)
+            settings = _own_settings(statement.settings, defaults)
+            definition = _define(statement, scope, settings, target)
+            definitions[statement.name] = definition
+            if definition.kind == "kernel":
+                kernels[statement.name] = definition.exact[target.input]
+    if not definitions:
+        raise _no_definitions(program)
+    return Module(program.path, definitions, target)
+
+
+# ----------------------------------------------------------------------- names
+def _check_new_name(statement: ast.KernelDef | ast.FilterDef,
+                    definitions: dict[str, Definition]) -> None:
+    name = statement.name
+    if name in MONOMIALS:
+        raise KalgSemanticError(f"{name!r} is the built-in monomial {name}: choose another name",
+                                statement.name_span)
+    if (earlier := definitions.get(name)) is not None:
+        raise KalgSemanticError(f"{name!r} is already defined on line {earlier.span.line}",
+                                statement.name_span)
+
+
+def _no_definitions(program: ast.Program) -> KalgSemanticError:
+    blank = all(not line.split("#", 1)[0].strip() for line in program.source.splitlines())
+    what = "empty file" if blank else "no definitions"
+    return KalgSemanticError(
+        f"{what}: expected at least one 'kernel NAME = ...' or 'filter NAME = [...]'",
+        Span(program.path, 1, 1, program.source))
+
+
+# ----------------------------------------------------------------------- settings
+def _semiring(setting: ast.SemiringSetting) -> Semiring:
+    if (semiring := SEMIRINGS.get(setting.name)) is None:
+        raise KalgSemanticError(f"unknown semiring {setting.name!r}: expected one of "
+                                f"{', '.join(sorted(SEMIRINGS))}", setting.name_span)
+    return semiring
+
+
+def _approx_policy(setting: ast.ApproxSetting) -> ApproxPolicy:
+    values: dict[str, ast.ApproxParam] = {}
+    for param in setting.params:
+        if param.name not in APPROX_PARAMS:
+            raise KalgSemanticError(f"unknown approx parameter {param.name!r}: expected "
+                                    f"{' or '.join(APPROX_PARAMS)}", param.span)
+        if param.name in values:
+            raise KalgSemanticError(f"approx parameter {param.name!r} is given twice",
+                                    param.span)
+        values[param.name] = param
+    depth = approx.DEFAULT_MAX_DEPTH
+    if (param := values.get("depth")) is not None:
+        if param.value.denominator != 1:
+            raise KalgSemanticError(f"depth is a whole number of halvings, not {param.value}",
+                                    param.value_span)
+        depth = int(param.value)
+        if depth > approx.MAX_DEPTH:
+            raise KalgSemanticError(f"depth {depth} is deeper than kalg's limit of "
+                                    f"{approx.MAX_DEPTH}", param.value_span)
+    max_error = values["max_error"].value if "max_error" in values else None
+    if max_error is not None and max_error <= 0:
+        raise KalgSemanticError("max_error must be greater than 0", values["max_error"].value_span)
+    return ApproxPolicy(depth, max_error, setting.span)
+
+
+def _own_settings(settings: tuple[ast.Setting, ...], defaults: _Settings) -> _Settings:
+    """The defaults, overridden by a definition's `with` clause (each setting at most once)."""
+    seen: set[type] = set()
+    own = defaults
+    for setting in settings:
+        if type(setting) in seen:
+            raise KalgSemanticError("this setting is already given for this definition",
+                                    setting.span)
+        seen.add(type(setting))
+        if isinstance(setting, ast.SemiringSetting):
+            own = replace(own, semiring=_semiring(setting))
+        else:
+            own = replace(own, approx=_approx_policy(setting))
+    return own
+
+
+# ----------------------------------------------------------------------- definitions
+def _define(statement: ast.KernelDef | ast.FilterDef, scope: Scope, settings: _Settings,
+            target: Target) -> Definition:
+    if isinstance(statement, ast.KernelDef):
+        kind = "kernel"
+        places = {target.input: (statement.expr, statement.name_span)}
+    else:
+        kind = "filter"
+        places = _filter_outputs(statement, target)
+    what = f"{kind} {statement.name!r}"
+    exact = {register: _value(expr, span, scope, settings.semiring, what)
+             for register, (expr, span) in places.items()}
+    outputs, errors, depths = {}, {}, {}
+    for register, kernel in exact.items():
+        outputs[register] = kernel
+        if _needs_approximation(kernel, settings.approx, places[register][1], what):
+            assert settings.approx is not None
+            with located(places[register][1]):
+                depth = approx.choose_depth(kernel, settings.approx.depth,
+                                            settings.approx.max_error)
+            outputs[register], errors[register] = approx.approximate(kernel, depth)
+            depths[register] = depth
+    return Definition(statement.name, kind, outputs, settings.semiring, statement.span,
+                      approx_error=errors, approx_depth=depths, exact=exact)
+
+
+def _filter_outputs(statement: ast.FilterDef, target: Target,
+                    ) -> dict[str, tuple[ast.Expr, Span]]:
+    places: dict[str, tuple[ast.Expr, Span]] = {}
+    for output in statement.outputs:
+        if output.register not in target.registers:
+            raise KalgSemanticError(
+                f"{output.register!r} is not a register of the target: expected one of "
+                f"{', '.join(target.registers)}", output.span)
+        if output.register in places:
+            raise KalgSemanticError(f"register {output.register!r} is given two outputs",
+                                    output.span)
+        places[output.register] = (output.expr, output.span)
+    return places
+
+
+def _value(expr: ast.Expr, span: Span, scope: Scope, semiring: Semiring, what: str) -> Kernel:
+    kernel = evaluate(expr, scope, semiring)
+    if kernel.semiring is not semiring:
+        raise KalgSemanticError(
+            f"{what} is declared {semiring.name} but its value is a {kernel.semiring.name} "
+            f"kernel", span, hint=f"add 'with semiring {kernel.semiring.name}' to it")
+    return kernel
+
+
+def _needs_approximation(kernel: Kernel, policy: ApproxPolicy | None, span: Span,
+                         what: str) -> bool:
+    """Whether `kernel` must be approximated; an error if it must be but no policy is set."""
+    if kernel.semiring is not REAL or kernel.is_dyadic():
+        return False
+    if policy is not None:
+        return True
+    offset, coefficient = next((o, c) for o, c in kernel.entries if not _dyadic(c))
+    raise KalgSemanticError(
+        f"{what} has the non-dyadic coefficient {coefficient} at offset {offset}: SCAMP-5 "
+        "can only halve, so it must be approximated", span,
+        hint="add 'with approx depth 6' to the definition, or a line 'approx max_error 0.01' "
+             "before it")
+
+
+def _dyadic(coefficient: object) -> bool:
+    return Kernel.of({(0, 0): coefficient}).is_dyadic()

@@ -1,0 +1,68 @@
+"""What a checked .kalg file means: its target and its definitions with exact kernel values.
+
+These are the frontend's output types; `kalg.frontend.check` builds them from an `ast.Program`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from kalg.diagnostics import KalgError, Span
+from kalg.kernel import Kernel, Semiring
+
+DEFAULT_REGISTERS = ("A", "B", "C", "D", "E", "F")
+"""SCAMP-5's six analogue registers, the register file a target block starts from."""
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """The machine to compile for: `target scamp5 { registers: A..F, input: A, ops: all }`."""
+
+    registers: tuple[str, ...] = DEFAULT_REGISTERS
+    input: str = "A"
+    ops: str = "all"
+    """"all" (every SCAMP-5 macro) or "basic" (mov, movx, add, sub, neg, divq, res)."""
+    name: str = "scamp5"
+    span: Span | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    """One `kernel` or `filter` with its exact (possibly approximated) output kernels.
+
+    `outputs` maps each output register to its kernel: for a filter the registers it names, for
+    a kernel the target's input register. `exact` holds the values before approximation;
+    `approx_error` and `approx_depth` are filled only for the outputs that were approximated.
+    """
+
+    name: str
+    kind: str
+    outputs: dict[str, Kernel]
+    semiring: Semiring
+    span: Span
+    approx_error: dict[str, Fraction] = field(default_factory=dict)
+    approx_depth: dict[str, int] = field(default_factory=dict)
+    exact: dict[str, Kernel] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Module:
+    """A checked .kalg file: definitions in file order (kernels and filters) and the target."""
+
+    path: str
+    definitions: dict[str, Definition]
+    target: Target = Target()
+
+    def definition(self, name: str | None = None) -> Definition:
+        """The definition called `name`; by default the last one in the file.
+
+        An unknown name is a KalgError that lists the names there are.
+        """
+        if name is None:
+            return list(self.definitions.values())[-1]
+        if (found := self.definitions.get(name)) is None:
+            known = ", ".join(self.definitions)
+            raise KalgError(f"{self.path} has no definition named {name!r}; "
+                            f"its definitions are: {known}")
+        return found

@@ -1,0 +1,101 @@
+"""Printing checked definitions as .kalg text: exact north-up matrices, one row per line.
+
+The output is itself valid .kalg and loads back to the same values (tests check this), so what
+`kalg check` shows is exactly what kalg will compile. A real kernel whose coefficients share a
+power-of-two denominator is printed as integers over it: `[ 1 2 1 ... ] / 16`.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from kalg.frontend.module import Definition, Module, Target
+from kalg.kernel import REAL, Kernel
+
+
+def format_module(module: Module, name: str | None = None) -> str:
+    """The target and every definition (or only the one called `name`), blank-line separated."""
+    if name is not None:
+        return format_definition(module.definition(name)) + "\n"
+    parts = [format_target(module.target)]
+    parts += [format_definition(d) for d in module.definitions.values()]
+    return "\n\n".join(parts) + "\n"
+
+
+def format_target(target: Target) -> str:
+    return (f"target {target.name} {{ registers: {_register_list(target.registers)}, "
+            f"input: {target.input}, ops: {target.ops} }}")
+
+
+def format_definition(definition: Definition) -> str:
+    """A definition with its exact values; approximations are explained in comments above it."""
+    notes = [_approx_note(definition, register) for register in definition.approx_error]
+    suffix = "" if definition.semiring is REAL else f" with semiring {definition.semiring.name}"
+    if definition.kind == "kernel":
+        (kernel,) = definition.outputs.values()
+        head = f"kernel {definition.name} = "
+        body = head + format_kernel(kernel, indent=len(head)) + suffix
+    else:
+        lines = [f"filter {definition.name} = ["]
+        for register, kernel in definition.outputs.items():
+            head = f"  {register}: "
+            lines.append(head + format_kernel(kernel, indent=len(head)) + ",")
+        body = "\n".join(lines) + "\n]" + suffix
+    return "\n".join([*notes, body])
+
+
+def _approx_note(definition: Definition, register: str) -> str:
+    error = definition.approx_error[register]
+    where = f"{register}: " if definition.kind == "filter" else ""
+    exact = format_kernel(definition.exact[register], one_line=True)
+    return (f"# {where}approximated at depth {definition.approx_depth[register]}, "
+            f"largest coefficient error {error} (about {float(error):.3g}); exact: {exact}")
+
+
+def format_kernel(kernel: Kernel, indent: int = 0, one_line: bool = False) -> str:
+    """The kernel as a matrix literal: the smallest box holding its entries and offset (0, 0),
+    with '.' for no entry, and `@ (row, col)` unless the box is centred on (0, 0).
+
+    >>> print(format_kernel(Kernel.from_rows([[1, 2, 1], [2, 4, 2], [1, 2, 1]]).scale(
+    ...     Fraction(1, 16))))
+    [ 1 2 1
+      2 4 2
+      1 2 1 ] / 16
+    """
+    x0, x1, y0, y1 = kernel.bounds()
+    x0, x1, y0, y1 = min(x0, 0), max(x1, 0), min(y0, 0), max(y1, 0)
+    denominator = _common_denominator(kernel)
+    taps = kernel.taps
+    cells = [[_coefficient(taps[(x, y)], denominator) if (x, y) in taps else "."
+              for x in range(x0, x1 + 1)] for y in range(y1, y0 - 1, -1)]
+    widths = [max(len(row[c]) for row in cells) for c in range(len(cells[0]))]
+    rows = [" ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True))
+            for row in cells]
+    separator = "; " if one_line else "\n" + " " * (indent + 2)
+    text = "[ " + separator.join(rows) + " ]"
+    if (x0, y0) != (-x1, -y1):
+        text += f" @ ({y1}, {-x0})"
+    return text + (f" / {denominator}" if denominator > 1 else "")
+
+
+def _common_denominator(kernel: Kernel) -> int:
+    """The largest denominator if every denominator is a power of two (real kernels), else 1."""
+    if kernel.semiring is not REAL or not kernel.is_dyadic():
+        return 1
+    return max((Fraction(c).denominator for _, c in kernel.entries), default=1)
+
+
+def _coefficient(value: object, denominator: int) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float):  # ±inf in min-plus and max-plus
+        return "inf" if value > 0 else "-inf"
+    return str(Fraction(value) * denominator)
+
+
+def _register_list(registers: tuple[str, ...]) -> str:
+    """'A..F' for a run of consecutive single letters, else the names separated by spaces."""
+    codes = [ord(r) for r in registers if len(r) == 1]
+    if len(codes) == len(registers) > 1 and codes == list(range(codes[0], codes[-1] + 1)):
+        return f"{registers[0]}..{registers[-1]}"
+    return " ".join(registers)
