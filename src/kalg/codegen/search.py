@@ -73,13 +73,21 @@ class Schedule:
 
 def search(net: Network, registers: int, op_set: str, limits: Limits,
            input_register: str = "A") -> list[Schedule]:
-    """Schedules for `net` within `registers` live values, best first (maybe none)."""
-    return _Search(net, registers, op_set, limits, input_register).run()
+    """Schedules for `net` within `registers` live values, best first (maybe none).
+
+    The first pass only undoes goals that no other wanted goal may read (a strong pruning that
+    keeps shared work shared); if that finds nothing under the register budget, a second pass
+    may undo any goal (so a value can be made after, rather than before, its neighbours).
+    """
+    for restrict in (True, False):
+        if found := _Search(net, registers, op_set, limits, input_register, restrict).run():
+            return found
+    return []
 
 
 class _Search:
     def __init__(self, net: Network, registers: int, op_set: str, limits: Limits,
-                 input_register: str):
+                 input_register: str, restrict: bool):
         self.space = Space(net)
         self.est = Estimator(self.space, op_set, limits.weights)
         self.gen = MoveGen(self.space, op_set, self.est.goal_cost, limits.moves_per_goal)
@@ -92,11 +100,14 @@ class _Search:
         self.best_g: dict[tuple[Key, ...], int] = {}
         self.found: list[_State] = []
         self.expanded = 0
+        self.restrict = restrict
 
     def run(self) -> list[Schedule]:
         start = self._start()
         if start is None:
             return []
+        if _done(start.bag):
+            return [Schedule((), self.outputs)]
         levels: dict[int, list[_State]] = {0: [start]}
         g = 0
         while levels and self.expanded < self.limits.expansions:
@@ -104,7 +115,7 @@ class _Search:
             if self._enough(g):
                 break
             self._expand_level(self._select(levels.pop(g)), levels)
-        done = sorted(self.found, key=lambda s: (s.g, _bag_keys(s.bag)))
+        done = sorted(self.found, key=lambda s: s.g)[: self.limits.solutions]
         return [Schedule(tuple(s.steps()), self.outputs) for s in done]
 
     def _enough(self, g: int) -> bool:
@@ -185,7 +196,8 @@ class _Search:
             wanted.setdefault(canon, []).append(anchor)
         present = {k for k, _ in bag}
         out = []
-        for terms in self._expandable(bag):
+        goals = self._expandable(bag) if self.restrict else [t for k, t in bag if k != INPUT_KEY]
+        for terms in goals:
             out += [(terms, m) for m in self.gen.moves(terms, present, wanted)]
         return out
 

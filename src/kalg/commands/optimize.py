@@ -1,15 +1,94 @@
-"""`kalg optimize` (not implemented yet)."""
+"""`kalg optimize FILE.kalg`: compile a kernel or filter to a verified SCAMP-5 program."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 from kalg.diagnostics import KalgError
+from kalg.pipeline import Settings, Stage, compile_file
+from kalg.scamp5.isa import REGISTERS
+
+DESCRIPTION = """\
+Compile the last kernel or filter of FILE (or --name NAME) into the shortest SCAMP-5 program
+kalg can find: the kernels are seeded into an e-graph, rewritten by the rule families in rules/,
+the cheapest decomposition is extracted, lowered to SCAMP-5 macros within the register budget,
+and verified exactly and in the simulator before it is printed.
+
+The program goes to stdout (or -o); statistics and progress go to stderr.
+Exit status: 0 ok, 1 error in the input, 2 usage error, 3 verification failure (a kalg bug)."""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    return sub.add_parser("optimize", help="(not implemented yet)")
+    p = sub.add_parser("optimize", help="compile a .kalg file to a verified SCAMP-5 program",
+                       description=DESCRIPTION,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("file", metavar="FILE", help="the .kalg file to compile")
+    p.add_argument("--name", metavar="NAME", help="the kernel or filter to compile "
+                   "(default: the last definition in FILE)")
+    p.add_argument("--target", choices=["scamp5"], default="scamp5",
+                   help="the machine to compile for (default: scamp5)")
+    p.add_argument("--ops", choices=["all", "basic"], default=None,
+                   help="SCAMP-5 op set: 'all' macros, or AUKE's 'basic' set "
+                        "(default: the file's target block, else all)")
+    p.add_argument("--registers", metavar="A..F", type=parse_registers, default=None,
+                   help="the register budget, as a range 'A..F' or a list 'A,B,C' "
+                        "(default: the file's target block, else A..F)")
+    p.add_argument("--emit", choices=[s.value for s in Stage], default=Stage.PROGRAM.value,
+                   help="stop after this stage and print its result (default: program)")
+    p.add_argument("-o", "--output", metavar="OUT", help="write the result to OUT, not stdout")
+    p.add_argument("--time-limit", metavar="S", type=_positive_float, default=4.0,
+                   help="seconds for e-graph saturation and for extraction (default: 4)")
+    p.add_argument("--node-limit", metavar="N", type=int, default=30_000,
+                   help="stop saturating once the e-graph has N e-nodes (default: 30000)")
+    p.add_argument("--stats", action="store_true",
+                   help="print statistics (instructions, bus steps, e-graph size, times) to stderr")
+    return p
+
+
+def parse_registers(text: str) -> tuple[str, ...]:
+    """'A..F' or 'A,B,C' → ('A', ...); an argparse type."""
+    if ".." in text:
+        lo, hi = (s.strip().upper() for s in text.split("..", 1))
+        if lo in REGISTERS and hi in REGISTERS and lo <= hi:
+            return REGISTERS[REGISTERS.index(lo): REGISTERS.index(hi) + 1]
+    else:
+        regs = tuple(s.strip().upper() for s in text.split(",") if s.strip())
+        if regs and all(r in REGISTERS for r in regs) and len(set(regs)) == len(regs):
+            return regs
+    raise argparse.ArgumentTypeError(
+        f"invalid register budget {text!r}: use a range like A..F or a list like A,B,C "
+        f"of registers from {' '.join(REGISTERS)}")
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
-    raise KalgError("'kalg optimize' is not implemented yet")
+    def progress(message: str) -> None:
+        if args.stats:
+            print(f"kalg: {message}", file=sys.stderr, flush=True)
+
+    settings = Settings(name=args.name, ops=args.ops, registers=args.registers,
+                        emit=Stage(args.emit), time_limit=args.time_limit,
+                        node_limit=args.node_limit, progress=progress)
+    result = compile_file(args.file, settings)
+    if args.output:
+        try:
+            Path(args.output).write_text(result.text, encoding="utf-8")
+        except OSError as err:
+            raise KalgError(f"cannot write {args.output!r}: {err.strerror}") from None
+    else:
+        sys.stdout.write(result.text)
+    if args.stats:
+        for key, value in result.stats.items():
+            print(f"kalg: {key}: {value}", file=sys.stderr)
+    return 0

@@ -23,7 +23,13 @@ from kalg.scamp5.symbolic import verify_exact
 from kalg.scamp5.text import parse_program
 
 _PRESETS = {"cain": NoiseModel.cain, "auke": NoiseModel.auke}
-_OVERRIDES = ("gain", "relative", "fixed_pattern", "additive")
+_OVERRIDES = {
+    "gain": "multiplicative gain per write (AUKE: 0.93)",
+    "relative": "write noise σ relative to |value| (Cain: 0.005)",
+    "fixed_pattern": "σ of the fixed per-PE, per-register offset (AUKE: 0.05)",
+    "additive": "σ of additive noise per 2-bus-step write (AUKE: 0.09)",
+}
+"""NoiseModel fields settable from the command line, with their help."""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -33,20 +39,23 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("program", type=Path, help="SCAMP-5 program text (.scamp5)")
     p.add_argument("--kernel", required=True, metavar="FILE.kalg[:NAME]",
                    help="definition whose outputs the program must compute (default NAME: the "
-                        "file's only or main definition)")
-    p.add_argument("--image", type=Path, help="input image: PNG or other Pillow format "
-                   "(read as grey levels) or .npy (default: a random image)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random image (default: 0)")
+                        "file's last definition)")
+    p.add_argument("--image", type=Path, metavar="PATH",
+                   help="input image: PNG or another Pillow format (read as grey levels) or .npy "
+                        "(default: a random image)")
+    p.add_argument("--seed", type=int, default=0, metavar="N",
+                   help="seed of the random image (default: 0)")
     p.add_argument("--size", default="256", metavar="N|HxW",
                    help="size of the random image (default: 256, the SCAMP-5 array)")
     p.add_argument("--ops", choices=("all", "basic"),
                    help="reject macros outside this op set (default: accept every macro)")
     p.add_argument("--noise", choices=sorted(_PRESETS),
                    help="also report the error under this noise model preset (default: none)")
-    for name in _OVERRIDES:
+    for name, meaning in _OVERRIDES.items():
         p.add_argument(f"--noise-{name.replace('_', '-')}", type=float, metavar="X",
-                       help=f"noise model {name} (see kalg.scamp5.noise; default: the preset's)")
-    p.add_argument("--noise-seed", type=int, default=0, help="seed of the noise (default: 0)")
+                       help=f"{meaning}; overrides the preset (default: the preset's, or none)")
+    p.add_argument("--noise-seed", type=int, default=0, metavar="N",
+                   help="seed of the noise (default: 0)")
     p.add_argument("--write-result", type=Path, metavar="PNG",
                    help="write each output register as a grey PNG (NAME_R.png for several)")
     p.add_argument("--write-error", type=Path, metavar="PNG",

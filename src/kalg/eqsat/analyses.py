@@ -18,12 +18,12 @@ Pure Python (sympy for factoring); no egglog here.
 from __future__ import annotations
 
 import itertools
-from fractions import Fraction
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import sympy
 
+from kalg.approx import pow2_digits
 from kalg.eqsat import terms as t
 from kalg.kernel import Kernel
 
@@ -88,17 +88,17 @@ def naf(n: int) -> list[tuple[int, int]]:
     """Non-adjacent form of a non-zero integer: (sign, exponent) digits, fewest non-zero digits.
 
     >>> naf(7)
-    [(-1, 0), (1, 3)]
+    [(1, 3), (-1, 0)]
     """
-    digits, e = [], 0
-    while n:
-        if n & 1:
-            d = 2 - (n % 4)
-            digits.append((d, e))
-            n -= d
-        n //= 2
-        e += 1
-    return digits
+    return pow2_digits(n)
+
+
+def tap_digits(k: Kernel) -> list[tuple[int, int, int, int]]:
+    """(sign, exponent, x, y) for every signed power-of-two digit of every tap: the atoms of k.
+
+    k = Σ sign · 2^exponent · x^x y^y, with exponents negative for halvings.
+    """
+    return [(sign, e, x, y) for (x, y), c in k.trimmed().entries for sign, e in pow2_digits(c)]
 
 
 def _double(term: str, times: int) -> str:
@@ -242,24 +242,21 @@ def _split(k: Kernel, d: tuple[int, int], s: int) -> tuple[Kernel | None, Kernel
 
 # ------------------------------------------------------------------ direct lowering (fallback)
 def img_digit_planes(k: Kernel) -> str:
-    """An Img term computing the dyadic kernel k from (Input) tap by tap, halving the input.
+    """An Img term computing the dyadic kernel k from (Input) digit by digit, halving the input.
 
     Seeded beside every output so that extraction always has a lowered term, even when a
     resource limit stops saturation before the Apply rules reach the root.
     """
     terms = []
-    for (x, y), c in k.trimmed().entries:
-        num, den = Fraction(c).numerator, Fraction(c).denominator
-        shift = den.bit_length() - 1
-        for sign, e in naf(num):
-            term = "(Input)"
-            for _ in range(shift - e):
-                term = f"(Half {term})"
-            for _ in range(e - shift):
-                term = f"(Add {term} {term})"
-            if (x, y) != (0, 0):
-                term = f"(Shift {term} {x} {y})"
-            terms.append(term if sign > 0 else f"(Neg {term})")
+    for sign, e, x, y in tap_digits(k):
+        term = "(Input)"
+        for _ in range(-e):
+            term = f"(Half {term})"
+        for _ in range(e):
+            term = f"(Add {term} {term})"
+        if (x, y) != (0, 0):
+            term = f"(Shift {term} {x} {y})"
+        terms.append(term if sign > 0 else f"(Neg {term})")
     while len(terms) > 1:
         pairs = [f"(Add {terms[i]} {terms[i + 1]})" for i in range(0, len(terms) - 1, 2)]
         terms = pairs + ([terms[-1]] if len(terms) % 2 else [])

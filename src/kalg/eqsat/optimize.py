@@ -125,6 +125,27 @@ def to_decomposition(graph: extract.Graph, choice: extract.Choice, names: list[s
     return b.build(outputs)
 
 
+def direct_decomposition(outputs: dict[str, Kernel]) -> Decomposition:
+    """Each output digit by digit from halvings of the input: a candidate that always exists."""
+    b = DagBuilder()
+    results = {}
+    for name, k in sorted(outputs.items()):
+        terms = []
+        for sign, e, x, y in analyses.tap_digits(k):
+            v = b.input
+            for _ in range(-e):
+                v = b.half(v)
+            for _ in range(e):
+                v = b.add(v, v)
+            v = b.shift(v, x, y)
+            terms.append(v if sign > 0 else b.neg(v))
+        acc = terms[0]
+        for v in terms[1:]:
+            acc = b.add(acc, v)
+        results[name] = acc
+    return b.build(results)
+
+
 def _lower_node(b: DagBuilder, node: extract.ENode, kids: list[int], graph, choice) -> int:
     match node.op:
         case "Input":

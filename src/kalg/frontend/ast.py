@@ -204,3 +204,29 @@ class Program:
     statements: tuple[Statement, ...]
     path: str
     source: str
+
+
+def dump(node: object, indent: int = 0) -> str:
+    """An indented, span-free text form of an AST (what `kalg optimize --emit ast` prints)."""
+    pad = "  " * indent
+    if isinstance(node, tuple | list):
+        return "\n".join(dump(item, indent) for item in node)
+    fields = getattr(node, "__dataclass_fields__", None)
+    if fields is None:
+        return pad + repr(node)
+    simple, nested = [], []
+    for name in fields:
+        if name == "span":
+            continue
+        value = getattr(node, name)
+        if getattr(value, "__dataclass_fields__", None) or (
+                isinstance(value, tuple | list) and value
+                and getattr(value[0], "__dataclass_fields__", None)):
+            nested.append((name, value))
+        else:
+            simple.append(f"{name}={value!r}")
+    lines = [f"{pad}{type(node).__name__}({', '.join(simple)})"]
+    for name, value in nested:
+        lines.append(f"{pad}  {name}:")
+        lines.append(dump(value, indent + 2))
+    return "\n".join(lines)
