@@ -30,7 +30,8 @@ class KalgError(Exception):
 
     exit_code = 1
 
-    def __init__(self, message: str, span: Span | None = None, hint: str | None = None):
+    def __init__(self, message: str, span: Span | None = None,
+                 hint: str | None = None):
         super().__init__(message)
         self.message = message
         self.span = span
@@ -45,7 +46,7 @@ class KalgSyntaxError(KalgError):
 
 
 class KalgSemanticError(KalgError):
-    """The text parses but means nothing valid (unknown name, ragged matrix, semiring mismatch...)."""
+    """The text parses but means nothing valid (unknown name, ragged matrix, semiring mix...)."""
 
 
 class SemiringError(KalgSemanticError):

@@ -164,7 +164,8 @@ def _format_stats(stats: dict[str, object]) -> str:
     return "".join(f"{k}: {v}\n" for k, v in stats.items())
 
 
-def _header(name: str, path: str | Path, ops: str, registers: tuple[str, ...], inp: str) -> list[str]:
+def _header(name: str, path: str | Path, ops: str, registers: tuple[str, ...],
+            inp: str) -> list[str]:
     return [f"kernel: {name} (from {Path(path).name})",
             f"produced by: kalg, op set {ops}, registers {' '.join(registers)}, input in {inp}",
             "verified: exactly (symbolic) and numerically (simulated)"]

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from .dags import BENCH, CAIN_ALL, needs_three
 from kalg.codegen import generate
 from kalg.decomp import DagBuilder
 from kalg.diagnostics import RegisterPressureError
 from kalg.scamp5.isa import OP_SETS
 from kalg.scamp5.symbolic import execute, verify_exact
+
+from .dags import BENCH, CAIN_ALL, needs_three
 
 REGISTERS = ("A", "B", "C", "D", "E", "F")
 

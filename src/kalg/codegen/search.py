@@ -37,7 +37,8 @@ class Limits:
     moves_per_goal: int = 1000
     """Moves kept per goal on their own merit (moves reusing wanted values are always kept)."""
     moves: int = 48
-    """Moves per state that get a full evaluation (after a cheap local ranking)."""
+    """Moves per state that get a full evaluation (the best by a cheap local ranking that fit
+    the register budget)."""
     weights: Weights = Weights()
     """Weights of the ranking estimate."""
     solutions: int = 4
@@ -89,7 +90,7 @@ class _Search:
     def __init__(self, net: Network, registers: int, op_set: str, limits: Limits,
                  input_register: str, restrict: bool):
         self.space = Space(net)
-        self.est = Estimator(self.space, op_set, limits.weights)
+        self.est = Estimator(self.space, op_set, registers, limits.weights)
         self.gen = MoveGen(self.space, op_set, self.est.goal_cost, limits.moves_per_goal)
         self.registers = registers
         self.fused = op_set == "all"
@@ -147,10 +148,14 @@ class _Search:
 
     def _children(self, state: _State) -> list[_State]:
         scored = []
-        for terms, move in self._promising(state.bag):
+        tried = 0
+        for move in self._promising(state.bag):
+            if tried >= self.limits.moves:
+                break
             child = self._apply(state, move)
             if child is None:
                 continue
+            tried += 1
             if _done(child.bag):
                 self.found.append(child)
                 continue
@@ -164,8 +169,8 @@ class _Search:
         scored.sort(key=lambda t: (t[0], t[1]))
         return [c for _, _, c in scored[: self.limits.children]]
 
-    def _promising(self, bag: Bag) -> list[tuple[Terms, Move]]:
-        """The moves worth a full look: ranked by the estimated work they leave (cheap, local)."""
+    def _promising(self, bag: Bag) -> list[Move]:
+        """Moves ranked by the estimated work they leave (cheap and local), best first."""
         present = {k for k, _ in bag}
         classes = {self.est.goal_class(k) for k in present}
         ranked = []
@@ -180,7 +185,7 @@ class _Search:
                 left += self.est.goal_cost(self.space.open(sub)) + self.est.w.size
             ranked.append((left + move.step.cost, i, terms, move))
         ranked.sort(key=lambda t: (t[0], t[1]))
-        return [(t, m) for _, _, t, m in ranked[: self.limits.moves]]
+        return [m for _, _, _, m in ranked]
 
     def _hopeless(self, child: _State) -> bool:
         if len(self.found) < self.limits.solutions:

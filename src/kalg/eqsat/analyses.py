@@ -32,7 +32,7 @@ _X, _Y = sympy.symbols("x y")
 
 @dataclass
 class Seeds:
-    """Root terms for the outputs and `(Lit key) = term` unions, with the analysis that made each."""
+    """Root terms for the outputs, and `(Lit key) = term` unions with the analysis behind each."""
 
     roots: dict[str, str]
     outputs: dict[str, Kernel] = field(default_factory=dict)

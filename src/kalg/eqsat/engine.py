@@ -118,7 +118,8 @@ def saturate(families: tuple[str, ...], facts: str, stages: tuple[Stage, ...], l
         proc.kill()
         proc.join()
     if payload is None:
-        raise ResourceLimitError(_death_message(None if killed else proc.exitcode, limits, deadline))
+        exitcode = None if killed else proc.exitcode
+        raise ResourceLimitError(_death_message(exitcode, limits, deadline))
     if "error" in payload:
         raise RuleLoadError(payload["error"])
     return json.loads(payload["graph"]), SaturationReport(**payload["report"])

@@ -27,7 +27,7 @@ SCHEDULE = (
 @dataclass(frozen=True, slots=True)
 class Options:
     op_set: str = "all"
-    limits: engine.Limits = engine.Limits()
+    limits: engine.Limits = field(default_factory=engine.Limits)
     max_literals: int = 30
     extraction_seconds: float = 3.0
     ilp_max_nodes: int = 6_000
@@ -83,7 +83,8 @@ def optimize(outputs: dict[str, Kernel], options: Options = Options()) -> Optimi
 def _check_outputs(outputs: dict[str, Kernel]) -> None:
     for name, k in outputs.items():
         if not k.trimmed().entries:
-            raise KalgSemanticError(f"output {name} is the zero kernel: there is nothing to compute")
+            raise KalgSemanticError(
+                f"output {name} is the zero kernel: there is nothing to compute")
         if not k.is_dyadic():
             raise KalgSemanticError(
                 f"output {name} has non-dyadic coefficients; SCAMP-5 can only halve: "
@@ -105,7 +106,8 @@ def facts(seeds: analyses.Seeds) -> str:
     return "\n".join(lines)
 
 
-def to_decomposition(graph: extract.Graph, choice: extract.Choice, names: list[str]) -> Decomposition:
+def to_decomposition(graph: extract.Graph, choice: extract.Choice,
+                     names: list[str]) -> Decomposition:
     """Turn the chosen Img nodes into SSA values; fused macros become their generic parts."""
     b = DagBuilder()
     memo: dict[str, int] = {}
@@ -126,24 +128,37 @@ def to_decomposition(graph: extract.Graph, choice: extract.Choice, names: list[s
 
 
 def direct_decomposition(outputs: dict[str, Kernel]) -> Decomposition:
-    """Each output digit by digit from halvings of the input: a candidate that always exists."""
+    """Each output by Horner's rule over its digit planes, one tap at a time: a candidate that
+    always exists and keeps few values live (input, accumulator, one moved copy).
+
+    k = 2^e_max · (S_e_max + (S_e_max-1 + (... + S_e_min / 2 ...) / 2) / 2), where S_e is the
+    signed sum of the taps whose power-of-two digit has exponent e.
+    """
     b = DagBuilder()
-    results = {}
-    for name, k in sorted(outputs.items()):
-        terms = []
-        for sign, e, x, y in analyses.tap_digits(k):
-            v = b.input
-            for _ in range(-e):
-                v = b.half(v)
-            for _ in range(e):
-                v = b.add(v, v)
-            v = b.shift(v, x, y)
-            terms.append(v if sign > 0 else b.neg(v))
-        acc = terms[0]
-        for v in terms[1:]:
-            acc = b.add(acc, v)
-        results[name] = acc
+    results = {name: _horner(b, k) for name, k in sorted(outputs.items())}
     return b.build(results)
+
+
+def _horner(b: DagBuilder, k: Kernel) -> int:
+    planes: dict[int, list[tuple[int, int, int]]] = {}
+    for sign, e, x, y in analyses.tap_digits(k):
+        planes.setdefault(e, []).append((sign, x, y))
+    acc: int | None = None
+    for e in range(min(planes), max(planes) + 1):
+        if acc is not None:
+            acc = b.half(acc)
+        for sign, x, y in planes.get(e, []):
+            term = b.shift(b.input, x, y)
+            if acc is None:
+                acc = term if sign > 0 else b.neg(term)
+            else:
+                acc = b.add(acc, term) if sign > 0 else b.sub(acc, term)
+    assert acc is not None
+    for _ in range(max(planes)):
+        acc = b.add(acc, acc)
+    for _ in range(-max(planes)):
+        acc = b.half(acc)
+    return acc
 
 
 def _lower_node(b: DagBuilder, node: extract.ENode, kids: list[int], graph, choice) -> int:

@@ -10,6 +10,7 @@ Pure Python: no egglog here.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -29,7 +30,8 @@ class Canonical:
 def canonicalise(k: Kernel) -> Canonical:
     """Split a non-zero dyadic kernel into sign, power-of-two scale, shift and canonical literal.
 
-    >>> c = canonicalise(Kernel.from_rows([[0, 0, 0], [0, -1, -2], [0, 0, 0]]).scale(Fraction(1, 4)))
+    >>> k = Kernel.from_rows([[0, 0, 0], [0, -1, -2], [0, 0, 0]]).scale(Fraction(1, 4))
+    >>> c = canonicalise(k)
     >>> (c.sign, c.halvings, c.offset, c.literal.taps)
     (-1, 2, (0, 0), {(0, 0): 1, (1, 0): 2})
     """
@@ -79,7 +81,7 @@ def khalf(a: str, times: int = 1) -> str:
 
 
 def balanced_sum(terms: list[str]) -> str:
-    """A balanced binary KAdd tree over `terms` (in the given order): shallow, so no deep recursion."""
+    """A balanced binary KAdd tree over `terms`, in order: shallow, so no deep recursion."""
     if not terms:
         raise ValueError("empty sum")
     while len(terms) > 1:
@@ -104,3 +106,49 @@ class LiteralTable:
             t = compose(sh(*c.offset), t)
         t = khalf(t, c.halvings)
         return kneg(t) if c.sign < 0 else t
+
+
+def evaluate(term: str, literals: dict[str, Kernel]) -> Kernel:
+    """The exact kernel a Kernel term text denotes (literals looked up by key).
+
+    >>> two = {"0,0:2": Kernel.unit(value=2)}
+    >>> evaluate('(KCompose (Sh 1 0) (KHalf (Lit "0,0:2")))', two).taps
+    {(1, 0): 1}
+    """
+    tokens = re.findall(r'"[^"]*"|\(|\)|[^\s()]+', term)
+    pos = 0
+
+    def read() -> Kernel | int | str:
+        nonlocal pos
+        tok = tokens[pos]
+        pos += 1
+        if tok != "(":
+            return tok[1:-1] if tok.startswith('"') else int(tok)
+        op = tokens[pos]
+        pos += 1
+        args = []
+        while tokens[pos] != ")":
+            args.append(read())
+        pos += 1
+        return _apply(op, args, literals)
+
+    return read()  # type: ignore[return-value]
+
+
+def _apply(op: str, args: list, literals: dict[str, Kernel]) -> Kernel:
+    match op:
+        case "Lit":
+            return literals[args[0]]
+        case "Sh":
+            return Kernel.unit(args[0], args[1])
+        case "KAdd":
+            return args[0] + args[1]
+        case "KSub":
+            return args[0] - args[1]
+        case "KNeg":
+            return -args[0]
+        case "KHalf":
+            return args[0].scale(Fraction(1, 2))
+        case "KCompose":
+            return args[0].compose(args[1])
+    raise ValueError(f"not a Kernel constructor: {op}")

@@ -1,0 +1,114 @@
+"""`kalg optimize` end to end: every --emit stage, the exit-code contract, verified programs."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kalg.cli import main
+from kalg.eqsat.optimize import Options, direct_decomposition, optimize
+from kalg.eqsat.engine import Limits
+from kalg.frontend import load_file
+from kalg.kernel import Kernel
+from kalg.scamp5.symbolic import verify_exact
+from kalg.scamp5.text import parse_program
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+FAST = ["--time-limit", "1", "--node-limit", "8000"]
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("ops", ["all", "basic"])
+def test_program_is_verified_and_parses_back(capsys, ops):
+    code, out, err = run(capsys, "optimize", str(EXAMPLES / "sobel.kalg"), "--ops", ops, *FAST)
+    assert code == 0, err
+    program = parse_program(out, op_set=ops)
+    targets = load_file(EXAMPLES / "sobel.kalg").definition().outputs
+    verify_exact(program, targets)
+
+
+def test_filter_outputs_land_in_their_registers(capsys):
+    code, out, err = run(capsys, "optimize", str(EXAMPLES / "sobel_xy.kalg"), *FAST)
+    assert code == 0, err
+    targets = load_file(EXAMPLES / "sobel_xy.kalg").definition().outputs
+    assert set(targets) == {"A", "B"}
+    verify_exact(parse_program(out), targets)
+
+
+@pytest.mark.parametrize(("stage", "needle"), [
+    ("ast", "KernelDef"), ("kernels", "kernel box3"), ("egraph", "e-nodes"),
+    ("decomposition", "A <- v"), ("program", "scamp5_kernel_begin();")])
+def test_each_emit_stage_prints_its_artefact(capsys, stage, needle):
+    code, out, err = run(capsys, "optimize", str(EXAMPLES / "box3.kalg"), "--emit", stage, *FAST)
+    assert code == 0, err
+    assert needle in out
+
+
+def test_stats_and_progress_go_to_stderr_and_output_file(capsys, tmp_path):
+    target = tmp_path / "out.scamp5"
+    code, out, err = run(capsys, "optimize", str(EXAMPLES / "box3.kalg"), "--stats", "-o",
+                         str(target), *FAST)
+    assert code == 0
+    assert out == ""
+    assert "instructions:" in err and "bus steps:" in err and "e-graph:" in err
+    assert target.read_text().startswith("//")
+
+
+def test_output_is_deterministic(capsys):
+    first = run(capsys, "optimize", str(EXAMPLES / "sobel.kalg"), *FAST)[1]
+    second = run(capsys, "optimize", str(EXAMPLES / "sobel.kalg"), *FAST)[1]
+    assert first == second
+
+
+def test_usage_error_exits_2(capsys):
+    code, _, err = run(capsys, "optimize", str(EXAMPLES / "box3.kalg"), "--ops", "fast")
+    assert code == 2
+    assert "invalid choice" in err
+
+
+def test_bad_register_budget_is_a_usage_error(capsys):
+    code, _, err = run(capsys, "optimize", str(EXAMPLES / "box3.kalg"), "--registers", "A..Q")
+    assert code == 2
+    assert "A..F" in err
+
+
+def test_minplus_kernel_is_refused_with_location(capsys, tmp_path):
+    src = tmp_path / "erode.kalg"
+    src.write_text("kernel erode = [0 0 0] with semiring minplus\n")
+    code, _, err = run(capsys, "optimize", str(src))
+    assert code == 1
+    assert f"{src}:1:" in err and "minplus" in err and "Traceback" not in err
+
+
+def test_output_register_outside_budget_is_refused(capsys):
+    code, _, err = run(capsys, "optimize", str(EXAMPLES / "sobel_xy.kalg"), "--registers", "A")
+    assert code == 1
+    assert "B" in err and "budget" in err
+
+
+def test_missing_file_is_a_clear_error(capsys):
+    code, _, err = run(capsys, "optimize", "no/such/file.kalg")
+    assert code == 1
+    assert "cannot read" in err
+
+
+small = st.dictionaries(st.tuples(st.integers(-1, 1), st.integers(-1, 1)), st.integers(-4, 4),
+                        min_size=1, max_size=6).map(lambda d: Kernel.of(d).trimmed())
+
+
+@settings(max_examples=6, deadline=None)
+@given(k=small.filter(lambda k: len(k) > 0), halvings=st.integers(0, 3))
+def test_extracted_decomposition_equals_its_kernel(k, halvings):
+    k = k.scale(Fraction(1, 2**halvings))
+    result = optimize({"A": k}, Options(limits=Limits(nodes=6000, seconds=1)))
+    assert result.decomposition.output_kernels()["A"].same_values(k)
+    assert direct_decomposition({"A": k}).output_kernels()["A"].same_values(k)
