@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kalg.cli import main
-from kalg.eqsat.optimize import Options, direct_decomposition, optimize
 from kalg.eqsat.engine import Limits
+from kalg.eqsat.optimize import Options, direct_decomposition, optimize
 from kalg.frontend import load_file
 from kalg.kernel import Kernel
 from kalg.scamp5.symbolic import verify_exact

@@ -1,4 +1,5 @@
-"""Property: any small decomposition compiles to a verified program, or raises RegisterPressureError."""
+"""Property: any small decomposition compiles to a verified program or raises
+RegisterPressureError."""
 
 from __future__ import annotations
 
@@ -18,10 +19,10 @@ _OPS = ("shift", "add", "sub", "neg", "half")
 
 
 @st.composite
-def decompositions(draw, max_ops: int = 7) -> tuple[Decomposition, tuple[str, ...]]:
+def decompositions(draw) -> tuple[Decomposition, tuple[str, ...]]:
     b = DagBuilder()
     values = [b.input]
-    for _ in range(draw(st.integers(1, max_ops))):
+    for _ in range(draw(st.integers(1, 7))):
         op = draw(st.sampled_from(_OPS))
         a = draw(st.sampled_from(values))
         if op == "shift":

@@ -120,22 +120,8 @@ class _Normaliser:
             self.expr_of[i] = self._make_node(i, Kind.HALF, self.expr_of[v.args[0]])
         else:
             a, b = (self.expr_of[x] for x in v.args)
-            terms = self._fold_halves(cancel(list(a) + list(b if v.op is Op.ADD else negate(b))))
+            terms = cancel(list(a) + list(b if v.op is Op.ADD else negate(b)))
             self.expr_of[i] = self._maybe_node(i, terms)
-
-    def _fold_halves(self, terms: Terms) -> Terms:
-        """Replace x/2 + x/2 by x (at the same offset and sign): x is made anyway to halve it,
-        so the pair costs nothing while two copies of x/2 would cost an add and a copy."""
-        count = Counter(terms)
-        for term, c in sorted(count.items()):
-            n, x, y, s = term
-            if c < 2 or self.nodes[n].kind is not Kind.HALF:
-                continue
-            arg = translate(self.nodes[n].terms, x, y)
-            rest = [t for t in terms if t != term] + [term] * (c % 2)
-            rest += list(arg if s > 0 else negate(arg)) * (c // 2)
-            return self._fold_halves(cancel(rest))
-        return terms
 
     def _maybe_node(self, i: int, terms: Terms) -> Terms:
         users = self.consumers.get(i, [])

@@ -192,7 +192,7 @@ class _Allocator:
                 yield [Mov(t, x), Add(y, x, t)], {op.dests[0]: y}
 
 
-def _emit(step: Step, y: str, src: list[str]) -> Instr:
+def _emit(step: Step, y: str, src: list[str]) -> Instr:  # noqa: C901 - one case per macro
     d = step.dirs
     match step.op:
         case "mov":

@@ -37,9 +37,8 @@ class Limits:
     moves_per_goal: int = 1000
     """Moves kept per goal on their own merit (moves reusing wanted values are always kept)."""
     moves: int = 48
-    """Moves per state that get a full evaluation (the best by a cheap local ranking that fit
-    the register budget)."""
-    weights: Weights = Weights()
+    """Moves per state that get a full evaluation (after a cheap local ranking)."""
+    weights: Weights = field(default_factory=Weights)
     """Weights of the ranking estimate."""
     solutions: int = 4
     """Distinct complete schedules to collect (register allocation tries them in order)."""
@@ -74,23 +73,15 @@ class Schedule:
 
 def search(net: Network, registers: int, op_set: str, limits: Limits,
            input_register: str = "A") -> list[Schedule]:
-    """Schedules for `net` within `registers` live values, best first (maybe none).
-
-    The first pass only undoes goals that no other wanted goal may read (a strong pruning that
-    keeps shared work shared); if that finds nothing under the register budget, a second pass
-    may undo any goal (so a value can be made after, rather than before, its neighbours).
-    """
-    for restrict in (True, False):
-        if found := _Search(net, registers, op_set, limits, input_register, restrict).run():
-            return found
-    return []
+    """Schedules for `net` within `registers` live values, best first (maybe none)."""
+    return _Search(net, registers, op_set, limits, input_register).run()
 
 
 class _Search:
     def __init__(self, net: Network, registers: int, op_set: str, limits: Limits,
-                 input_register: str, restrict: bool):
+                 input_register: str):
         self.space = Space(net)
-        self.est = Estimator(self.space, op_set, registers, limits.weights)
+        self.est = Estimator(self.space, op_set, limits.weights)
         self.gen = MoveGen(self.space, op_set, self.est.goal_cost, limits.moves_per_goal)
         self.registers = registers
         self.fused = op_set == "all"
@@ -101,14 +92,11 @@ class _Search:
         self.best_g: dict[tuple[Key, ...], int] = {}
         self.found: list[_State] = []
         self.expanded = 0
-        self.restrict = restrict
 
     def run(self) -> list[Schedule]:
         start = self._start()
         if start is None:
             return []
-        if _done(start.bag):
-            return [Schedule((), self.outputs)]
         levels: dict[int, list[_State]] = {0: [start]}
         g = 0
         while levels and self.expanded < self.limits.expansions:
@@ -116,7 +104,7 @@ class _Search:
             if self._enough(g):
                 break
             self._expand_level(self._select(levels.pop(g)), levels)
-        done = sorted(self.found, key=lambda s: s.g)[: self.limits.solutions]
+        done = sorted(self.found, key=lambda s: (s.g, _bag_keys(s.bag)))
         return [Schedule(tuple(s.steps()), self.outputs) for s in done]
 
     def _enough(self, g: int) -> bool:
@@ -148,14 +136,10 @@ class _Search:
 
     def _children(self, state: _State) -> list[_State]:
         scored = []
-        tried = 0
-        for move in self._promising(state.bag):
-            if tried >= self.limits.moves:
-                break
+        for _terms, move in self._promising(state.bag):
             child = self._apply(state, move)
             if child is None:
                 continue
-            tried += 1
             if _done(child.bag):
                 self.found.append(child)
                 continue
@@ -169,8 +153,8 @@ class _Search:
         scored.sort(key=lambda t: (t[0], t[1]))
         return [c for _, _, c in scored[: self.limits.children]]
 
-    def _promising(self, bag: Bag) -> list[Move]:
-        """Moves ranked by the estimated work they leave (cheap and local), best first."""
+    def _promising(self, bag: Bag) -> list[tuple[Terms, Move]]:
+        """The moves worth a full look: ranked by the estimated work they leave (cheap, local)."""
         present = {k for k, _ in bag}
         classes = {self.est.goal_class(k) for k in present}
         ranked = []
@@ -185,7 +169,7 @@ class _Search:
                 left += self.est.goal_cost(self.space.open(sub)) + self.est.w.size
             ranked.append((left + move.step.cost, i, terms, move))
         ranked.sort(key=lambda t: (t[0], t[1]))
-        return [m for _, _, _, m in ranked]
+        return [(t, m) for _, _, t, m in ranked[: self.limits.moves]]
 
     def _hopeless(self, child: _State) -> bool:
         if len(self.found) < self.limits.solutions:
@@ -201,8 +185,7 @@ class _Search:
             wanted.setdefault(canon, []).append(anchor)
         present = {k for k, _ in bag}
         out = []
-        goals = self._expandable(bag) if self.restrict else [t for k, t in bag if k != INPUT_KEY]
-        for terms in goals:
+        for terms in self._expandable(bag):
             out += [(terms, m) for m in self.gen.moves(terms, present, wanted)]
         return out
 
