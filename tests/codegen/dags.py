@@ -56,6 +56,68 @@ def gauss5() -> Decomposition:
     return b.build({"A": _binomial(b, _binomial(b, v, 1, 0), 1, 0)})
 
 
+def gauss5_gauss3() -> Decomposition:
+    """Two outputs: gauss3 in B, and gauss5 = gauss3 applied to gauss3 in A (binomials compose)."""
+    b = DagBuilder()
+    g3 = _binomial(b, _binomial(b, _halves(b, b.input, 4), 1, 0), 0, 1)
+    g5 = _binomial(b, _binomial(b, _halves(b, g3, 4), 1, 0), 0, 1)
+    return b.build({"A": g5, "B": g3})
+
+
+def _times(b: DagBuilder, v: int, c: int) -> int:
+    """c·v for a small integer c, by repeated addition (a naive extraction would do this)."""
+    if c < 0:
+        return b.neg(_times(b, v, -c))
+    acc = v
+    for _ in range(c - 1):
+        acc = b.add(acc, v)
+    return acc
+
+
+def _weighted(b: DagBuilder, v: int, rows: list[list[int]]) -> int:
+    """Sum of c·v(x, y) over a north-up matrix, tap by tap."""
+    acc = None
+    r = len(rows) // 2
+    for i, row in enumerate(rows):
+        for j, c in enumerate(row):
+            if c:
+                t = b.shift(_times(b, v, c), j - r, r - i)
+                acc = t if acc is None else b.add(acc, t)
+    assert acc is not None
+    return acc
+
+
+def analognet2() -> Decomposition:
+    """AnalogNet2's three 3x3 kernels / 4, written tap by tap over one shared in/4."""
+    b = DagBuilder()
+    q = _halves(b, b.input, 2)
+    return b.build({
+        "A": _weighted(b, q, [[0, 0, 0], [-3, 1, 0], [-3, 0, 2]]),
+        "B": _weighted(b, q, [[-4, -1, 1], [-1, 2, 0], [1, 1, 0]]),
+        "C": _weighted(b, q, [[-1, 2, 0], [-1, 1, -3], [0, -3, 0]]),
+    })
+
+
+def box7_div64() -> Decomposition:
+    b = DagBuilder()
+    t = _halves(b, b.input, 6)
+    col = _line_sum(b, t, 0, 1, 3)
+    return b.build({"A": _line_sum(b, col, 1, 0, 3)})
+
+
+def sobel_xy_div8() -> Decomposition:
+    """sobel_xy after three halvings, the pair sums shared as in `sobel_xy`."""
+    b = DagBuilder()
+    t = _halves(b, b.input, 3)
+    q = b.add(t, b.shift(t, 0, 1))
+    p = b.add(t, b.shift(t, 1, 0))
+    sy = b.add(q, b.shift(q, 0, -1))
+    sx = b.add(p, b.shift(p, -1, 0))
+    gx = b.sub(b.shift(sy, -1, 0), b.shift(sy, 1, 0))
+    gy = b.sub(b.shift(sx, 0, 1), b.shift(sx, 0, -1))
+    return b.build({"A": gx, "B": gy})
+
+
 def box(radius: int) -> Callable[[], Decomposition]:
     def build() -> Decomposition:
         b = DagBuilder()
@@ -134,10 +196,12 @@ BENCH: dict[str, Callable[[], Decomposition]] = {
     "sobel": sobel, "gauss3": gauss3, "gauss3_split_halves": gauss3_split_halves,
     "box3": box(1), "box5": box(2), "box7": box(3), "laplacian": laplacian, "sharpen": sharpen,
     "gauss5": gauss5, "sobel_xy": sobel_xy, "sobel_shared": sobel_shared,
-    "many_live": many_live,
+    "many_live": many_live, "gauss5_gauss3": gauss5_gauss3, "analognet2": analognet2,
+    "box7_div64": box7_div64, "sobel_xy_div8": sobel_xy_div8,
 }
 """Decompositions that must compile with 6 registers, by name."""
 
 CAIN_ALL = {"sobel": 5, "gauss3": 10, "gauss3_split_halves": 10, "box3": 6, "box5": 8,
-            "box7": 11, "laplacian": 6, "sharpen": 8, "gauss5": 22, "sobel_xy": 9}
+            "box7": 11, "laplacian": 6, "sharpen": 8, "gauss5": 22, "sobel_xy": 9,
+            "gauss5_gauss3": 37, "analognet2": 20, "box7_div64": 17, "sobel_xy_div8": 11}
 """Cain's instruction counts (op set all, 6 registers, 60 s), for comparison."""

@@ -6,6 +6,7 @@ Pipeline (each step one module):
    policies (each may suit a decomposition better; all are tried and the shortest program wins);
 2. `search.search` schedules and selects instructions together, backwards from the outputs,
    keeping live values within the budget (bounded, deterministic beam search);
+   `sequential.sequential` is the fallback when the beam finds nothing (depth-first, no search);
 3. `regalloc.allocate` assigns physical registers under the ISA's operand rules;
 4. every program is verified exactly before it is returned.
 
@@ -13,22 +14,24 @@ Pipeline (each step one module):
 >>> b = DagBuilder()
 >>> s = b.add(b.shift(b.input, 1, 0), b.shift(b.input, -1, 0))
 >>> [str(i) for i in generate(b.build({"A": s}))]
-['movx(B, A, west);', 'addx(A, A, B, east);']
+['mov2x(B, A, west, west);', 'addx(A, B, A, east);']
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kalg.codegen.limits import QUICK, Budget, Limits
 from kalg.codegen.network import normalise
 from kalg.codegen.regalloc import allocate
-from kalg.codegen.search import Limits, search
-from kalg.decomp import Decomposition
+from kalg.codegen.search import search
+from kalg.codegen.sequential import sequential
+from kalg.decomp import Decomposition, Op
 from kalg.diagnostics import RegisterPressureError, VerificationError
 from kalg.scamp5.isa import OP_SETS, Instr, bus_steps, op_set_violation
 from kalg.scamp5.symbolic import initial_state, step, verify_exact
 
-__all__ = ["Limits", "generate"]
+__all__ = ["QUICK", "Limits", "generate"]
 
 INLINE_CAPS = (0, 4, 8)
 """Inlining policies tried (see `network.normalise`): 0 keeps the decomposition's structure."""
@@ -45,26 +48,34 @@ def generate(decomp: Decomposition, registers: Sequence[str] = ("A", "B", "C", "
     """
     _check_arguments(decomp, registers, input_register, op_set)
     limits = limits or Limits()
+    budget = Budget(limits)
     best: list[Instr] | None = None
-    for program in _candidates(decomp, registers, input_register, op_set, limits):
+    for program in _candidates(decomp, registers, input_register, op_set, limits, budget):
         if best is None or _score(program) < _score(best):
             best = program
     if best is None:
-        raise RegisterPressureError(_pressure_message(decomp, registers))
+        raise _pressure_error(decomp, registers, op_set)
     _verify(best, decomp, input_register, op_set, registers)
     return best
 
 
-def _candidates(decomp, registers, input_register, op_set, limits):
+def _candidates(decomp, registers, input_register, op_set, limits, budget):
+    """The best allocatable program of each inlining policy (the search's, else the fallback
+    schedule's; once the budget is spent and one program exists, the rest are skipped)."""
     seen = set()
+    found = False
     for cap in INLINE_CAPS:
+        if found and budget.spent():
+            return
         net = normalise(decomp, cap)
         if net in seen:
             continue
         seen.add(net)
-        for schedule in search(net, len(registers), op_set, limits, input_register):
+        schedules = search(net, len(registers), op_set, limits, input_register, budget)
+        for schedule in [*schedules, sequential(net, op_set)]:
             program = allocate(schedule, registers, input_register)
             if program is not None:
+                found = True
                 yield program
                 break
 
@@ -83,10 +94,18 @@ def _check_arguments(decomp: Decomposition, registers: Sequence[str], input_regi
         raise ValueError(f"output registers {missing} are not among {list(registers)}")
 
 
-def _pressure_message(decomp: Decomposition, registers: Sequence[str]) -> str:
-    return (f"no program computing {len(decomp.outputs)} output(s) fits in {len(registers)} "
-            f"register(s) {', '.join(registers)}: the decomposition needs more values live at once "
-            "(including div's scratch registers) than that")
+def _pressure_error(decomp: Decomposition, registers: Sequence[str],
+                    op_set: str) -> RegisterPressureError:
+    outputs = len({r for r, _ in decomp.outputs})
+    message = (f"no program for the {outputs} output(s) fits in {len(registers)} register(s) "
+               f"{' '.join(registers)}")
+    halves = any(decomp.values[i].op is Op.HALF for i in decomp.live())
+    if op_set == "all" and halves and len(registers) < 3:
+        hint = "div and diva need three different registers: give at least three"
+    else:
+        hint = ("every order tried keeps more values alive at once (div's scratch registers "
+                "included) than that; give more registers or a decomposition that shares less")
+    return RegisterPressureError(message, hint=hint)
 
 
 def _verify(program: list[Instr], decomp: Decomposition, input_register: str, op_set: str,

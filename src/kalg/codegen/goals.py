@@ -58,7 +58,7 @@ class Space:
         return k
 
     def open(self, terms: Terms) -> Terms:
-        """A single sum-node term replaced by its node's own terms (shifted, signed); else as is."""
+        """A lone sum-node term replaced by the node's own terms (shifted, signed); else as is."""
         if (t := self._opened.get(terms)) is not None:
             return t
         out = terms

@@ -19,12 +19,19 @@ class Weights:
     """Relative weights of the estimate's parts (instruction-count units)."""
 
     shift: float = 1.0
+    """Per two terms of a sum that sit away from where their node is made (one fused move)."""
     distance: float = 0.05
+    """Per step of total distance from home: a tie-breaker towards nearer operands."""
     size: float = 0.1
+    """Per distinct value wanted: fewer live values leave more room."""
+    pressure: float = 1.0
+    """Per value live beyond (registers - 2): a full register file leaves no room to split."""
 
 
 @dataclass(frozen=True, slots=True)
 class _GoalInfo:
+    """What the estimate needs of one goal (memoised per value)."""
+
     canon: Key
     x: int
     y: int
@@ -32,11 +39,16 @@ class _GoalInfo:
     cost: float
     nodes: frozenset[int]
     """Nodes (and their descendants) that making this goal reads."""
+    placements: frozenset[tuple[int, int, int, int]]
+    """(halving, x, y, sign) this goal is, if it is one placed halving (sign 1 with div)."""
 
 
 class Estimator:
-    def __init__(self, space: Space, op_set: str, weights: Weights | None = None):
+    """Cost estimates for one network, op set and register budget (memoising)."""
+
+    def __init__(self, space: Space, op_set: str, registers: int, weights: Weights | None = None):
         self.space = space
+        self.registers = registers
         self.fused = op_set == "all"
         self.w = weights or Weights()
         self.node_cost = [self._node_cost(i) for i in range(len(space.net.nodes))]
@@ -57,6 +69,7 @@ class Estimator:
         return math.ceil(dist / 2) if self.fused else dist
 
     def shift_work(self, terms: Terms) -> float:
+        """Moves to bring a sum's terms to one place (two per fused move with the full set)."""
         spots = {(n, x, y) for n, x, y, _ in terms if x or y}
         if not spots:
             return 0.0
@@ -64,10 +77,15 @@ class Estimator:
         return self.w.shift * (math.ceil(len(spots) / 2) if self.fused else far)
 
     def sum_cost(self, terms: Terms) -> float:
-        k = len(terms)
-        negative = all(s < 0 for *_, s in terms) and not (
-            k == 1 and self.space.kind(terms[0][0]) is Kind.HALF)
-        return self.combine(k) + self.shift_work(terms) + (1 if negative else 0)
+        """Instructions to build a sum of terms whose nodes exist."""
+        return self.combine(len(terms)) + self.shift_work(terms) + self.negation(terms)
+
+    def negation(self, terms: Terms) -> int:
+        """1 when no term is positive and some negated term is not a halving: its sign must be
+        paid for with a neg (div hands out -x/2 for free, so negated halvings cost nothing)."""
+        if any(s > 0 for *_, s in terms) or not self.fused:
+            return int(not self.fused and all(s < 0 for *_, s in terms))
+        return int(any(self.space.kind(n) is not Kind.HALF for n, *_ in terms))
 
     def _node_cost(self, i: int) -> float:
         node = self.space.net.nodes[i]
@@ -101,26 +119,47 @@ class Estimator:
             return info
         canon, anchor, sign = _class(key)
         nodes: set[int] = set()
-        for n, *_ in terms:
-            if not (len(terms) == 1 and self.space.kind(n) is Kind.HALF):
-                nodes.add(n)
+        placements: frozenset[tuple[int, int, int, int]] = frozenset()
+        if len(terms) == 1 and self.space.kind(terms[0][0]) is not Kind.SUM:
+            n, x, y, s = terms[0]
+            own = self._single_cost(n, x, y, s)
+            if self.space.kind(n) is Kind.HALF:
+                placements = frozenset({(n, x, y, s if not self.fused else 1)})
             nodes |= self.space.descendants[n]
-        info = _GoalInfo(canon, anchor[0], anchor[1], sign, self.goal_cost(terms),
-                         frozenset(nodes))
+        else:
+            own = self.goal_cost(terms)
+            for n, *_ in terms:
+                nodes.add(n)
+                nodes |= self.space.descendants[n]
+        info = _GoalInfo(canon, anchor[0], anchor[1], sign, own, frozenset(nodes), placements)
         self._infos[key] = info
         return info
 
+    def _single_cost(self, n: int, x: int, y: int, s: int) -> float:
+        """Own cost of one placed atom; a halving's div is charged per placement instead."""
+        if self.space.kind(n) is Kind.HALF:
+            return 0.0
+        return self.moves(abs(x) + abs(y)) + (1 if s < 0 else 0)
+
     def estimate(self, bag: tuple[tuple[Key, Terms], ...]) -> float:
+        """Own work of each goal (a translate of a sum goal only pays its move), one div per
+        place a halving is wanted (div gives x/2 and -x/2 together), and every node still to
+        build below them, once."""
         keys = tuple(k for k, _ in bag)
         if (e := self._estimates.get(keys)) is not None:
             return e
         total = 0.0
         nodes: set[int] = set()
+        placed: set[tuple[int, int, int, int]] = set()
         seen: dict[Key, list[tuple[int, int, int]]] = {}
         for key, terms in bag:
             if key == INPUT_KEY:
                 continue
             info = self._info(key, terms)
+            nodes |= info.nodes
+            placed |= info.placements
+            if info.placements:
+                continue
             if (others := seen.get(info.canon)) is not None:
                 total += min(self.moves(abs(info.x - x) + abs(info.y - y)) + (s != info.sign)
                              for x, y, s in others)
@@ -128,8 +167,10 @@ class Estimator:
                 continue
             seen[info.canon] = [(info.x, info.y, info.sign)]
             total += info.cost + self.w.size
-            nodes |= info.nodes
+        total += len(placed) * (1 + self.w.size)
+        nodes -= {n for n, *_ in placed}
         total += sum(self.node_cost[n] for n in nodes)
+        total += self.w.pressure * max(0, len(bag) - (self.registers - 2))
         self._estimates[keys] = total
         return total
 
@@ -137,7 +178,7 @@ class Estimator:
         """Distinct values still to make; a div makes +x/2 and -x/2 together."""
         singles = set()
         count = 0
-        for key, _terms in bag:
+        for key, _ in bag:
             if key == INPUT_KEY:
                 continue
             if len(key) == 1 and self.space.kind(key[0][0]) is Kind.HALF and self.fused:

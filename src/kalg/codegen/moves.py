@@ -11,12 +11,11 @@ or onto a goal that is already wanted (that is how translated partial sums get s
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from kalg.codegen.goals import INPUT_KEY, Key, Space, canonical, distance
+from kalg.codegen.goals import INPUT_KEY, Key, Space, canonical
 from kalg.codegen.network import Kind, Terms, negate, translate
+from kalg.codegen.splits import three_way, two_way
 from kalg.scamp5.isa import Dir
 
 Vector = tuple[int, int]
@@ -29,12 +28,6 @@ SHIFTS_2: dict[Vector, tuple[Dir, ...]] = {
     (-1, 1): (Dir.NORTH, Dir.WEST), (-1, -1): (Dir.SOUTH, Dir.WEST),
 }
 """Two-step moves as `mov2x`/`add2x`/`sub2x` direction pairs (equal or perpendicular)."""
-
-FULL_SPLIT_2 = 10
-"""Goals with at most this many terms get every 2-way split; longer ones only structured splits."""
-FULL_SPLIT_3 = 7
-"""Goals with at most this many terms get every 3-way split (3-operand add)."""
-
 
 @dataclass(frozen=True, slots=True)
 class Step:
@@ -53,8 +46,22 @@ class Step:
 
 @dataclass(frozen=True, slots=True)
 class Move:
+    """`step` makes the goal; `subgoals` are the terms of its operands (one per `step.srcs`)."""
+
     step: Step
     subgoals: tuple[Terms, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """Steps in program order and the value each output register must hold at the end."""
+
+    steps: tuple[Step, ...]
+    outputs: tuple[tuple[str, Key], ...]
+
+    @property
+    def cost(self) -> int:
+        return sum(s.cost for s in self.steps)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,16 +72,13 @@ class _Part:
     key: Key
     canon: Key
     anchor: tuple[int, int]
-    dist: int
 
 
 class MoveGen:
     """Generates (and memoises) the reverse moves of goals for one network and op set."""
 
-    def __init__(self, space: Space, op_set: str, cost: Callable[[Terms], float], keep: int):
+    def __init__(self, space: Space, op_set: str):
         self.space = space
-        self.cost = cost
-        self.keep = keep
         self.fused = op_set == "all"
         self.shifts = dict(SHIFTS_1) | (SHIFTS_2 if self.fused else {})
         self._base: dict[Terms, list[Move]] = {}
@@ -85,11 +89,12 @@ class MoveGen:
 
     # ------------------------------------------------------------------ helpers
     def part(self, terms: Terms) -> _Part:
+        """The operand with these terms (memoised: keys are the expensive part)."""
         if (p := self._parts.get(terms)) is not None:
             return p
         key = self.space.key(terms)
         canon, anchor = canonical(key)
-        p = self._parts[terms] = _Part(terms, key, canon, anchor, distance(terms))
+        p = self._parts[terms] = _Part(terms, key, canon, anchor)
         return p
 
     def _shifted(self, terms: Terms, v: Vector) -> _Part:
@@ -104,32 +109,11 @@ class MoveGen:
         return p
 
     # ------------------------------------------------------------------ public
-    def moves(self, terms: Terms, present: set[Key],
-              wanted: dict[Key, list[tuple[int, int]]]) -> list[Move]:
-        """Moves for goal `terms`: the `keep` best on their own, plus every move that reuses a
-        goal in `present` (exactly, or as a translate: `wanted` maps canonical keys to anchors)."""
-        base = self._base.get(terms)
-        if base is None:
-            base = self._base[terms] = self._ranked(self._base_moves(terms))[: self.keep]
-        return base + self._merge_moves(terms, present, wanted)
-
-    def _ranked(self, moves: list[Move]) -> list[Move]:
-        """Best first by the work their operands still need (stable, so deterministic)."""
-        return sorted(moves, key=self._work)
-
-    def _work(self, move: Move) -> float:
-        """Instructions the operands still need; a translate of another operand only pays the
-        move (that is how `x + x(1,0)` beats splits of equal size)."""
-        total = float(move.step.cost)
-        anchors: dict[Key, tuple[int, int]] = {}
-        for terms in move.subgoals:
-            part = self.part(self.space.open(terms))
-            if (a := anchors.get(part.canon)) is not None:
-                total += 1 + (abs(a[0] - part.anchor[0]) + abs(a[1] - part.anchor[1])) // 3
-                continue
-            anchors[part.canon] = part.anchor
-            total += self.cost(part.terms)
-        return total
+    def base(self, terms: Terms) -> list[Move]:
+        """Every move for goal `terms` that stands on its own (memoised)."""
+        if (base := self._base.get(terms)) is None:
+            base = self._base[terms] = self._base_moves(terms)
+        return base
 
     def _base_moves(self, terms: Terms) -> list[Move]:
         goal = self.part(terms)
@@ -174,7 +158,7 @@ class MoveGen:
         out: list[Move] = []
         for p, q in self.splits(goal.terms):
             out += self._pair(goal, p, q)
-        if self.fused and len(goal.terms) <= FULL_SPLIT_3:
+        if self.fused:
             out += self._triples(goal)
         if sum(s for *_, s in goal.terms) < 0:
             pos = self.part(negate(goal.terms))
@@ -192,9 +176,10 @@ class MoveGen:
         out += self._subs(goal, p, q, (0, 0), ())
         if not self.fused:
             return out
+        out += self._self_difference(goal, p, q)
         for v, dirs in self.shifts.items():
             gain_p, gain_q = _gain(p.terms, v), _gain(q.terms, v)
-            if gain_p + gain_q > 0:
+            if gain_p + gain_q > 0 or (gain_p + gain_q == 0 and _lands_home(p, q, v)):
                 out += self._add(goal, self._shifted(p.terms, v), self._shifted(q.terms, v), dirs)
             if gain_p > 0 or gain_q > 0:
                 out += self._subs(goal, p, q, v, dirs, only_closer=True)
@@ -220,16 +205,30 @@ class MoveGen:
                 continue
             x = self._shifted(a.terms, v) if dirs else a
             y = self._negated(b)
-            if x.key == y.key:
-                continue
+            if x.key == y.key and not dirs:
+                continue  # x - x: nothing to compute (a shifted x(p+v) - x(p) is fine)
             op = ("sub", "subx", "sub2x")[len(dirs)]
             out.append(Move(Step(op, (goal.key,), (x.key, y.key), dirs), (x.terms, y.terms)))
         return out
 
+    def _self_difference(self, goal: _Part, p: _Part, q: _Part) -> list[Move]:
+        """goal = y(p+v) - y(p) from one register y (as in Sobel's sub2x(A, B, west, west, B))."""
+        out = []
+        for a, b in ((p, q), (q, p)):
+            y = self._negated(b)
+            if y.canon != a.canon:
+                continue
+            v = (a.anchor[0] - y.anchor[0], a.anchor[1] - y.anchor[1])
+            if (dirs := self.shifts.get(v)) is not None:
+                op = ("subx", "sub2x")[len(dirs) - 1]
+                out.append(Move(Step(op, (goal.key,), (y.key, y.key), dirs), (y.terms, y.terms)))
+        return out
+
     def _triples(self, goal: _Part) -> list[Move]:
+        """goal = p + q + r (3-operand add of three different values)."""
         out = []
         seen: set[tuple[Key, ...]] = set()
-        for parts in _partitions3(goal.terms):
+        for parts in three_way(goal.terms):
             ps = sorted((self.part(t) for t in parts), key=lambda t: t.key)
             keys = tuple(p.key for p in ps)
             if keys in seen or not all(keys) or len(set(keys)) < 3:
@@ -242,7 +241,7 @@ class MoveGen:
         """Distinct 2-way splits of a term multiset (all of them for short goals)."""
         if (s := self._splits.get(terms)) is not None:
             return s
-        raw = _partitions2(terms) if len(terms) <= FULL_SPLIT_2 else _structured2(terms)
+        raw = two_way(terms)
         seen: set[tuple[Terms, Terms]] = set()
         out = []
         for a, b in raw:
@@ -254,8 +253,8 @@ class MoveGen:
         return out
 
     # ------------------------------------------------------------------ merges
-    def _merge_moves(self, terms: Terms, present: set[Key],
-                     wanted: dict[Key, list[tuple[int, int]]]) -> list[Move]:
+    def merges(self, terms: Terms, present: set[Key],
+               wanted: dict[Key, list[tuple[int, int]]]) -> list[Move]:
         """Moves whose operand is a goal already wanted, or a translate of one: reusing it costs
         no new sum. Covers a whole-goal shift and splits with such a part."""
         goal = self.part(terms)
@@ -276,6 +275,7 @@ class MoveGen:
 
     def _merge_pair(self, goal: _Part, p: _Part, q: _Part, present: set[Key],
                     wanted: dict[Key, list[tuple[int, int]]]) -> list[Move]:
+        """Splits with a part (or its negation) wanted as is, or wanted up to one move."""
         if not p.key or not q.key:
             return []
         out = []
@@ -294,52 +294,12 @@ class MoveGen:
         return out
 
 
+def _lands_home(p: _Part, q: _Part, v: Vector) -> bool:
+    """A lone term of p or q moves exactly onto its node's own place."""
+    return any(len(t.terms) == 1 and t.terms[0][1:3] == v for t in (p, q))
+
+
 def _gain(terms: Terms, v: Vector) -> int:
     """How much nearer home the terms get when their operand is read from p + v instead."""
     vx, vy = v
     return sum(abs(x) + abs(y) - abs(x - vx) - abs(y - vy) for _, x, y, _ in terms)
-
-
-def _partitions2(terms: Terms) -> list[tuple[Terms, Terms]]:
-    k = len(terms)
-    out = []
-    for mask in range(1, 1 << (k - 1)):
-        a = tuple(t for i, t in enumerate(terms) if mask >> i & 1)
-        b = tuple(t for i, t in enumerate(terms) if not mask >> i & 1)
-        out.append((a, b))
-    return out
-
-
-def _partitions3(terms: Terms) -> list[tuple[Terms, Terms, Terms]]:
-    """Set partitions into exactly 3 blocks (restricted-growth labelings)."""
-    k = len(terms)
-    out = []
-    for labels in itertools.product(range(3), repeat=k - 1):
-        full = (0, *labels)
-        if not _restricted_growth(full) or max(full) != 2:
-            continue
-        blocks = tuple(tuple(t for t, lab in zip(terms, full, strict=True) if lab == b)
-                       for b in range(3))
-        out.append(blocks)
-    return out
-
-
-def _restricted_growth(labels: tuple[int, ...]) -> bool:
-    top = -1
-    for lab in labels:
-        if lab > top + 1:
-            return False
-        top = max(top, lab)
-    return True
-
-
-def _structured2(terms: Terms) -> list[tuple[Terms, Terms]]:
-    """Splits of long goals along one feature: node, column, row, sign (each threshold)."""
-    out = []
-    for feature in (lambda t: t[0], lambda t: t[1], lambda t: t[2], lambda t: t[3]):
-        values = sorted({feature(t) for t in terms})
-        for cut in values[1:]:
-            a = tuple(t for t in terms if feature(t) < cut)
-            b = tuple(t for t in terms if feature(t) >= cut)
-            out.append((a, b))
-    return out

@@ -68,7 +68,15 @@ def cancel(terms: list[Term]) -> Terms:
 
 
 def normalise(decomp: Decomposition, inline_cap: int = 0) -> Network:
-    """Fold shifts and negations into terms and inline sums that only one consumer reads."""
+    """Fold shifts and negations into terms, inline sums that only one consumer reads, and
+    replace x/2 + x/2 by x.
+
+    >>> from kalg.decomp import DagBuilder
+    >>> b = DagBuilder()
+    >>> net = normalise(b.build({"A": b.sub(b.input, b.shift(b.input, 1, 0))}))
+    >>> net.outputs
+    (('A', ((0, 0, 0, 1), (0, 1, 0, -1))),)
+    """
     return _Normaliser(decomp, inline_cap).run()
 
 
@@ -80,8 +88,10 @@ class _Normaliser:
         self.live = decomp.live()
         self.consumers = self._consumers()
         self.nodes: list[Node] = [Node(Kind.INPUT)]
-        self.node_of: dict[int, int] = {}  # core value index -> node index
         self.expr_of: dict[int, Terms] = {}
+        """Value index -> its terms (a lone node term where the value is materialised)."""
+        self.interned: dict[tuple[Kind, Terms], tuple[int, int, int, int]] = {}
+        """(kind, terms up to translation and sign) -> (node, anchor x, anchor y, sign)."""
 
     def run(self) -> Network:
         for i in self.live:
@@ -117,13 +127,29 @@ class _Normaliser:
         elif v.op is Op.NEG:
             self.expr_of[i] = negate(self.expr_of[v.args[0]])
         elif v.op is Op.HALF:
-            self.expr_of[i] = self._make_node(i, Kind.HALF, self.expr_of[v.args[0]])
+            self.expr_of[i] = self._make_node(Kind.HALF, self.expr_of[v.args[0]])
         else:
             a, b = (self.expr_of[x] for x in v.args)
-            terms = cancel(list(a) + list(b if v.op is Op.ADD else negate(b)))
+            terms = self._fold_halves(cancel(list(a) + list(b if v.op is Op.ADD else negate(b))))
             self.expr_of[i] = self._maybe_node(i, terms)
 
+    def _fold_halves(self, terms: Terms) -> Terms:
+        """Replace x/2 + x/2 by x (at the same offset and sign): x is made anyway to halve it,
+        so the pair costs nothing while two copies of x/2 would cost an add and a copy."""
+        count = Counter(terms)
+        for term, c in sorted(count.items()):
+            n, x, y, s = term
+            if c < 2 or self.nodes[n].kind is not Kind.HALF:
+                continue
+            arg = translate(self.nodes[n].terms, x, y)
+            rest = [t for t in terms if t != term] + [term] * (c % 2)
+            rest += list(arg if s > 0 else negate(arg)) * (c // 2)
+            return self._fold_halves(cancel(rest))
+        return terms
+
     def _maybe_node(self, i: int, terms: Terms) -> Terms:
+        """Materialise a sum read by several consumers (or several times by one, beyond the
+        inlining cap); otherwise hand its terms to the consumer."""
         users = self.consumers.get(i, [])
         if len(users) <= 1:
             return terms
@@ -131,9 +157,20 @@ class _Normaliser:
             return terms
         if len(terms) <= 1:
             return terms
-        return self._make_node(i, Kind.SUM, terms)
+        return self._make_node(Kind.SUM, terms)
 
-    def _make_node(self, i: int, kind: Kind, terms: Terms) -> Terms:
-        self.nodes.append(Node(kind, terms))
-        self.node_of[i] = len(self.nodes) - 1
-        return ((len(self.nodes) - 1, 0, 0, 1),)
+    def _make_node(self, kind: Kind, terms: Terms) -> Terms:
+        """A node for `terms` as a lone term. A translate or negation of an earlier node of the
+        same kind reuses that node (halving and summing commute with both), so the work is
+        shared; a new node keeps its own offsets (where its operands already are)."""
+        if not terms:
+            self.nodes.append(Node(kind, terms))
+            return ((len(self.nodes) - 1, 0, 0, 1),)
+        _, x0, y0, s0 = terms[0]
+        canon = translate(terms, -x0, -y0)
+        canon = canon if s0 > 0 else negate(canon)
+        if (first := self.interned.get((kind, canon))) is None:
+            self.nodes.append(Node(kind, terms))
+            first = self.interned[(kind, canon)] = (len(self.nodes) - 1, x0, y0, s0)
+        n, x1, y1, s1 = first
+        return ((n, x0 - x1, y0 - y1, s0 * s1),)

@@ -5,23 +5,24 @@ depth-first search assigns each result a physical register, honouring every oper
 ISA (sub's result may not overwrite its subtrahend, div's three distinct outputs, diva in place)
 and pinning each output to its named register. The scheduler already kept live values within the
 budget, so a plain assignment almost always exists; when pinning fails (an output made while the
-input still holds its register), outputs only prefer their registers and the misplaced ones are
-moved into place at the end (a parallel copy). `allocate` returns None if neither works.
+input still holds its register), the fewest outputs possible are left unpinned and moved into
+place at the end (a parallel copy). `allocate` returns None if nothing works.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from kalg.codegen.goals import INPUT_KEY, Key
-from kalg.codegen.moves import Step
-from kalg.codegen.search import Schedule
+from kalg.codegen.moves import Schedule, Step
 from kalg.scamp5.isa import (
     Add,
     Add2x,
     Add3,
     Addx,
+    Dir,
     Div,
     Div4,
     Diva,
@@ -37,7 +38,7 @@ from kalg.scamp5.isa import (
     Subx,
 )
 
-BACKTRACK_LIMIT = 20000
+BACKTRACK_LIMIT = 5000
 """Assignment attempts before the allocator gives up on one schedule."""
 
 
@@ -56,14 +57,25 @@ def allocate(schedule: Schedule, registers: Sequence[str], input_register: str,
     ops, finals = _ssa(schedule)
     last = _last_uses(ops, finals)
     pins = _pins(finals, registers)
-    for strict in (True, False):
-        alloc = _Allocator(ops, last, registers, input_register, pins, strict)
+    for released in _releases(sorted(pins)):
+        kept = {v: r for v, r in pins.items() if v not in released}
+        alloc = _Allocator(ops, last, registers, input_register, kept)
         if (program := alloc.run()) is None:
             continue
         fixup = _fixup(alloc.final_registers(finals), registers)
         if fixup is not None:
             return program + fixup
     return None
+
+
+def _releases(pinned: list[int]):
+    """Sets of outputs allowed to miss their register, fewest first (each costs a final mov):
+    every single one and every pair, then all of them."""
+    yield ()
+    yield from itertools.combinations(pinned, 1)
+    yield from itertools.combinations(pinned, 2)
+    if len(pinned) > 2:
+        yield tuple(pinned)
 
 
 def _ssa(schedule: Schedule) -> tuple[list[_Op], list[tuple[str, int]]]:
@@ -104,12 +116,11 @@ def _pins(finals: list[tuple[str, int]], registers: Sequence[str]) -> dict[int, 
 
 class _Allocator:
     def __init__(self, ops: list[_Op], last: dict[int, int], registers: Sequence[str],
-                 input_register: str, pins: dict[int, str], strict: bool):
+                 input_register: str, pins: dict[int, str]):
         self.ops = ops
         self.last = last
         self.registers = tuple(registers)
         self.pins = pins
-        self.strict = strict
         self.pin_regs = set(pins.values())
         self.start = {0: input_register}
         self.tries = 0
@@ -147,10 +158,7 @@ class _Allocator:
     def _targets(self, value: int, free: list[str]) -> list[str]:
         if (pin := self.pins.get(value)) is None:
             return free
-        if self.strict:
-            return [pin] if pin in free else []
-        # Outputs that cannot sit in their register now are moved there at the end.
-        return sorted(free, key=lambda r: r != pin)
+        return [pin] if pin in free else []
 
     def _choices(self, i: int, op: _Op, live: dict[int, str]):
         src = [live[v] for v in op.srcs]
@@ -192,36 +200,26 @@ class _Allocator:
                 yield [Mov(t, x), Add(y, x, t)], {op.dests[0]: y}
 
 
-def _emit(step: Step, y: str, src: list[str]) -> Instr:  # noqa: C901 - one case per macro
-    d = step.dirs
-    match step.op:
-        case "mov":
-            return Mov(y, src[0])
-        case "movx":
-            return Movx(y, src[0], d[0])
-        case "mov2x":
-            return Mov2x(y, src[0], d[0], d[1])
-        case "add":
-            return Add(y, src[0], src[1])
-        case "add3":
-            return Add3(y, src[0], src[1], src[2])
-        case "addx":
-            return Addx(y, src[0], src[1], d[0])
-        case "add2x":
-            return Add2x(y, src[0], src[1], d[0], d[1])
-        case "sub":
-            return Sub(y, src[0], src[1])
-        case "subx":
-            return Subx(y, src[0], d[0], src[1])
-        case "sub2x":
-            return Sub2x(y, src[0], d[0], d[1], src[1])
-        case "neg":
-            return Neg(y, src[0])
-        case "divq":
-            return Divq(y, src[0])
-        case "res":
-            return Res(y)
-    raise AssertionError(f"no instruction for step {step.op}")
+_EMIT: dict[str, Callable[[str, list[str], tuple[Dir, ...]], Instr]] = {
+    "mov": lambda y, s, d: Mov(y, s[0]),
+    "movx": lambda y, s, d: Movx(y, s[0], d[0]),
+    "mov2x": lambda y, s, d: Mov2x(y, s[0], d[0], d[1]),
+    "add": lambda y, s, d: Add(y, s[0], s[1]),
+    "add3": lambda y, s, d: Add3(y, s[0], s[1], s[2]),
+    "addx": lambda y, s, d: Addx(y, s[0], s[1], d[0]),
+    "add2x": lambda y, s, d: Add2x(y, s[0], s[1], d[0], d[1]),
+    "sub": lambda y, s, d: Sub(y, s[0], s[1]),
+    "subx": lambda y, s, d: Subx(y, s[0], d[0], s[1]),
+    "sub2x": lambda y, s, d: Sub2x(y, s[0], d[0], d[1], s[1]),
+    "neg": lambda y, s, d: Neg(y, s[0]),
+    "divq": lambda y, s, d: Divq(y, s[0]),
+    "res": lambda y, s, d: Res(y),
+}
+"""One-result steps → instruction, given the result register, operand registers, directions."""
+
+
+def _emit(step: Step, y: str, src: list[str]) -> Instr:
+    return _EMIT[step.op](y, src, step.dirs)
 
 
 def _fixup(placed: list[tuple[str, str]], registers: Sequence[str]) -> list[Instr] | None:

@@ -15,33 +15,16 @@ ranked by `heuristic.Estimator`, bounded by an explicit expansion budget, and de
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 
 from kalg.codegen.goals import INPUT_KEY, Key, Space, canonical
 from kalg.codegen.heuristic import Estimator, Weights
-from kalg.codegen.moves import Move, MoveGen, Step
+from kalg.codegen.limits import Budget, Limits
+from kalg.codegen.moves import Move, MoveGen, Schedule, Step
 from kalg.codegen.network import Network, Terms
+from kalg.codegen.pressure import expandable, need
 
 Bag = tuple[tuple[Key, Terms], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """Search bounds. The result depends only on these, never on the clock."""
-
-    beam: int = 48
-    """States kept per instruction count."""
-    children: int = 24
-    """Best children kept per expanded state."""
-    expansions: int = 4000
-    """Total states expanded before the search stops with what it has."""
-    moves_per_goal: int = 1000
-    """Moves kept per goal on their own merit (moves reusing wanted values are always kept)."""
-    moves: int = 48
-    """Moves per state that get a full evaluation (after a cheap local ranking)."""
-    weights: Weights = field(default_factory=Weights)
-    """Weights of the ranking estimate."""
-    solutions: int = 4
-    """Distinct complete schedules to collect (register allocation tries them in order)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,56 +44,81 @@ class _State:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class Schedule:
-    steps: tuple[Step, ...]
-    outputs: tuple[tuple[str, Key], ...]
-
-    @property
-    def cost(self) -> int:
-        return sum(s.cost for s in self.steps)
-
-
 def search(net: Network, registers: int, op_set: str, limits: Limits,
-           input_register: str = "A") -> list[Schedule]:
-    """Schedules for `net` within `registers` live values, best first (maybe none)."""
-    return _Search(net, registers, op_set, limits, input_register).run()
+           input_register: str = "A", budget: Budget | None = None) -> list[Schedule]:
+    """Schedules for `net` within `registers` live values, shortest first (maybe none).
+
+    One beam search per ranking in `limits.portfolio`, undoing only goals no other goal may read
+    (`Focus.TOP`); where that finds nothing, again letting any goal be undone (`Focus.ANY`); if
+    still nothing, a register-frugal search that finishes each operand first (`Focus.NEWEST`).
+    """
+    budget = budget or Budget(limits)
+    space = Space(net)
+    gen = MoveGen(space, op_set)
+    found: list[Schedule] = []
+    plan = [(w, f) for w in limits.portfolio for f in (Focus.TOP, Focus.ANY)]
+    plan.append((Weights(pressure=4.0, size=1.0), Focus.NEWEST))
+    for weights, focus in plan:
+        if budget.spent() or (found and focus is not Focus.TOP):
+            continue
+        run = _Search(space, gen, registers, limits, input_register, focus, weights, budget)
+        found += run.run()
+    return sorted(found, key=lambda s: s.cost)
+
+
+class Focus(Enum):
+    """Which goals of a state the search may undo (which value may have been made last)."""
+
+    TOP = "top"
+    """Only goals no other goal may read (`pressure.expandable`): keeps shared work shared."""
+    ANY = "any"
+    """Any goal: a value may be made after, rather than before, its neighbours."""
+    NEWEST = "newest"
+    """The operands of the step just undone, while any is left: each operand is finished right
+    before its use, which keeps the fewest values alive (the fallback when the budget is tight)."""
 
 
 class _Search:
-    def __init__(self, net: Network, registers: int, op_set: str, limits: Limits,
-                 input_register: str):
-        self.space = Space(net)
-        self.est = Estimator(self.space, op_set, limits.weights)
-        self.gen = MoveGen(self.space, op_set, self.est.goal_cost, limits.moves_per_goal)
+    """One beam search under one ranking (see the module docstring)."""
+
+    def __init__(self, space: Space, gen: MoveGen, registers: int, limits: Limits,
+                 input_register: str, focus: Focus, weights: Weights, budget: Budget):
+        self.space = space
+        self.gen = gen
+        self.est = Estimator(space, "all" if gen.fused else "basic", registers, weights)
+        self._ranked_base: dict[Terms, list[tuple[float, Move]]] = {}
         self.registers = registers
-        self.fused = op_set == "all"
         self.limits = limits
-        self.outputs = tuple((reg, self.space.key(self.space.open(t))) for reg, t in net.outputs)
+        self.outputs = tuple((reg, space.key(space.open(t))) for reg, t in space.net.outputs)
         bound = [key for reg, key in self.outputs if reg == input_register and key != INPUT_KEY]
         self.input_output: Key | None = bound[0] if bound else None
         self.best_g: dict[tuple[Key, ...], int] = {}
         self.found: list[_State] = []
         self.expanded = 0
+        self.focus = focus
+        self.budget = budget
 
     def run(self) -> list[Schedule]:
         start = self._start()
         if start is None:
             return []
+        if _done(start.bag):
+            return [Schedule((), self.outputs)]
         levels: dict[int, list[_State]] = {0: [start]}
         g = 0
-        while levels and self.expanded < self.limits.expansions:
+        while levels and self.expanded < self.limits.expansions and self.budget.left > 0:
             g = min(levels)
             if self._enough(g):
                 break
             self._expand_level(self._select(levels.pop(g)), levels)
-        done = sorted(self.found, key=lambda s: (s.g, _bag_keys(s.bag)))
+        done = sorted(self.found, key=lambda s: s.g)[: self.limits.solutions]
         return [Schedule(tuple(s.steps()), self.outputs) for s in done]
 
     def _enough(self, g: int) -> bool:
-        if len(self.found) < self.limits.solutions:
+        """Once a schedule is found, deeper levels can only hold longer ones."""
+        if not self.found:
             return False
-        return g >= sorted(s.g for s in self.found)[self.limits.solutions - 1]
+        return self.budget.spent() or g >= min(s.g for s in self.found)
 
     def _start(self) -> _State | None:
         goals: dict[Key, Terms] = {}
@@ -126,20 +134,35 @@ class _Search:
 
     def _expand_level(self, states: list[_State], levels: dict[int, list[_State]]) -> None:
         for state in states:
-            if self.expanded >= self.limits.expansions:
+            if self.expanded >= self.limits.expansions or self.budget.left <= 0:
                 return
             if self.best_g.get(_bag_keys(state.bag), state.g + 1) < state.g:
                 continue
             self.expanded += 1
+            self.budget.left -= 1
             for child in self._children(state):
                 levels.setdefault(child.g, []).append(child)
 
     def _children(self, state: _State) -> list[_State]:
+        """The best children of a state. If the goals it may undo (`pressure.expandable`) have
+        no move that fits the budget, any goal may be undone instead."""
+        scored, feasible = self._score_children(state, self.focus)
+        if not feasible and self.focus is not Focus.ANY:
+            scored, _ = self._score_children(state, Focus.ANY)
+        scored.sort(key=lambda t: (t[0], t[1]))
+        return [c for _, _, c in scored[: self.limits.children]]
+
+    def _score_children(self, state: _State, focus: Focus):
+        """Children of the best `moves` moves that fit, scored; records complete schedules."""
         scored = []
-        for _terms, move in self._promising(state.bag):
+        tried = 0
+        for move in self._promising(state, focus):
+            if tried >= self.limits.moves:
+                break
             child = self._apply(state, move)
             if child is None:
                 continue
+            tried += 1
             if _done(child.bag):
                 self.found.append(child)
                 continue
@@ -150,95 +173,85 @@ class _Search:
             if self._hopeless(child):
                 continue
             scored.append((self.est.estimate(child.bag), keys, child))
-        scored.sort(key=lambda t: (t[0], t[1]))
-        return [c for _, _, c in scored[: self.limits.children]]
+        return scored, tried > 0
 
-    def _promising(self, bag: Bag) -> list[tuple[Terms, Move]]:
-        """The moves worth a full look: ranked by the estimated work they leave (cheap, local)."""
+    def _promising(self, state: _State, focus: Focus) -> list[Move]:
+        """Moves ranked by the estimated work they leave (cheap and local), best first: the
+        best of each goal's own moves, and every move reusing a value already wanted."""
+        bag = state.bag
         present = {k for k, _ in bag}
         classes = {self.est.goal_class(k) for k in present}
-        ranked = []
-        for i, (terms, move) in enumerate(self._moves(bag)):
-            left = -self.est.goal_cost(terms)
-            for key, sub in zip(move.step.srcs, move.subgoals, strict=True):
-                if key in present:
-                    continue
-                if self.est.goal_class(key) in classes:
-                    left += 1
-                    continue
-                left += self.est.goal_cost(self.space.open(sub)) + self.est.w.size
-            ranked.append((left + move.step.cost, i, terms, move))
-        ranked.sort(key=lambda t: (t[0], t[1]))
-        return [(t, m) for _, _, t, m in ranked[: self.limits.moves]]
-
-    def _hopeless(self, child: _State) -> bool:
-        if len(self.found) < self.limits.solutions:
-            return False
-        worst = sorted(s.g for s in self.found)[self.limits.solutions - 1]
-        return child.g + self.est.lower_bound(child.bag) >= worst
-
-    # ------------------------------------------------------------------ moves
-    def _moves(self, bag: Bag) -> list[tuple[Terms, Move]]:
         wanted: dict[Key, list[tuple[int, int]]] = {}
-        for key, _ in bag:
+        for key in sorted(present | {INPUT_KEY}):  # the input is there for free
             canon, anchor = canonical(key)
             wanted.setdefault(canon, []).append(anchor)
-        present = {k for k, _ in bag}
-        out = []
-        for terms in self._expandable(bag):
-            out += [(terms, m) for m in self.gen.moves(terms, present, wanted)]
-        return out
+        ranked = []
+        goals = self._goals(state, focus)
+        for terms in goals:
+            own = self.est.goal_cost(terms)
+            for work, move in self._base_moves(terms):
+                if not present.isdisjoint(move.step.srcs):
+                    work = self._work(move, present, classes)
+                ranked.append((work - own, len(ranked), move))
+            for move in self.gen.merges(terms, present, wanted):
+                ranked.append((self._work(move, present, classes) - own, len(ranked), move))
+        ranked.sort(key=lambda t: (t[0], t[1]))
+        return [m for _, _, m in ranked]
 
-    def _expandable(self, bag: Bag) -> list[Terms]:
-        """Goals that no other goal may still read: one of them was made last."""
-        facts = [(t, frozenset(n for n, *_ in t), self.space.needs(t)) for k, t in bag
-                 if k != INPUT_KEY]
-        out = []
-        for terms, nodes, _ in facts:
-            if not any(self._may_read(other, nodes, len(terms)) for other in facts
-                       if other[0] is not terms):
-                out.append(terms)
-        return out
+    def _goals(self, state: _State, focus: Focus) -> list[Terms]:
+        if focus is Focus.TOP:
+            return expandable(self.space, state.bag)
+        goals = [t for k, t in state.bag if k != INPUT_KEY]
+        if focus is Focus.NEWEST and state.step is not None:
+            return [t for k, t in state.bag if k in state.step.srcs and k != INPUT_KEY] or goals
+        return goals
 
-    def _may_read(self, other, nodes: frozenset[int], size: int) -> bool:
-        o_terms, o_nodes, o_needs = other
-        below = o_needs - o_nodes
-        if nodes <= below:
-            return True
-        return nodes <= o_needs and size < len(o_terms)
+    def _base_moves(self, terms: Terms) -> list[tuple[float, Move]]:
+        """A goal's own moves with their work, best first, the first `moves_per_goal` only."""
+        if (ranked := self._ranked_base.get(terms)) is None:
+            moves = self.gen.base(terms)
+            scored = sorted((self._work(m, set(), set()), i) for i, m in enumerate(moves))
+            keep = scored[: self.limits.moves_per_goal]
+            ranked = self._ranked_base[terms] = [(w, moves[i]) for w, i in keep]
+        return ranked
+
+    def _work(self, move: Move, present: set[Key], classes: set[Key]) -> float:
+        """The instruction plus what its operands still need: nothing for a value already
+        wanted, a move for a translate of one (or of another operand), else their own cost."""
+        total = float(move.step.cost)
+        seen: set[Key] = set()
+        for key, sub in zip(move.step.srcs, move.subgoals, strict=True):
+            if key in present:
+                continue
+            cls = self.est.goal_class(key)
+            if cls in classes or cls in seen:
+                total += 1
+                continue
+            seen.add(cls)
+            total += self.est.goal_cost(self.space.open(sub)) + self.est.w.size
+        return total
+
+    def _hopeless(self, child: _State) -> bool:
+        if not self.found:
+            return False
+        return child.g + self.est.lower_bound(child.bag) >= min(s.g for s in self.found)
 
     def _apply(self, state: _State, move: Move) -> _State | None:
+        """The state before `move`'s step, or None if the step does not fit the budget."""
         step = move.step
-        after = dict(state.bag)
-        defs = {k for k in step.dests if k in after}
-        through = {k: t for k, t in after.items() if k not in defs}
+        through = [(k, t) for k, t in state.bag if k not in step.dests]
         before = dict(through)
         for key, sub in zip(step.srcs, move.subgoals, strict=True):
-            before.setdefault(key, self.space.open(sub))
-        if _need(step, set(through), len(before)) > self.registers:
+            if key not in before:
+                before[key] = self.space.open(sub)
+        live = {k for k, _ in through}
+        if need(step, live, len(before)) > self.registers:
             return None
-        bag = tuple(sorted(before.items()))
-        return _State(bag, state.g + step.cost + self._clash(step, through), step, state)
-
-    def _clash(self, step: Step, through: dict[Key, Terms]) -> int:
-        """1 when this step makes the output bound for the input's register while the input is
-        still live: that output cannot go straight to its register and needs a final move."""
-        return int(self.input_output in step.dests and INPUT_KEY in through)
-
-
-def _need(step: Step, through: set[Key], before: int) -> int:
-    """Registers in use while `step` runs, given the values live across it."""
-    if step.op == "div":
-        src = step.srcs[0]
-        return len(through - {src}) + 3 + (1 if src in through else 0)
-    if step.op in ("divq", "double"):
-        return before + 1
-    if step.op == "res":
-        return len(through) + 1
-    dying = [k for k in step.srcs if k not in through]
-    forbidden = {step.srcs[-1]} if step.op in ("sub", "subx", "sub2x", "neg") else set()
-    reusable = [k for k in dying if k not in forbidden]
-    return before if reusable else before + 1
+        bag = tuple(sorted(before.items())) if len(before) > len(through) else tuple(through)
+        # Making the output bound for the input's register while the input is still live
+        # means that output cannot go straight to its register: it costs a final move.
+        clash = int(self.input_output in step.dests and INPUT_KEY in live)
+        return _State(bag, state.g + step.cost + clash, step, state)
 
 
 def _bag_keys(bag: Bag) -> tuple[Key, ...]:

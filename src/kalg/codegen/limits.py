@@ -1,0 +1,63 @@
+"""How much the code generator may search: the knobs, and the budget one `generate` call shares.
+
+Every bound is a count (states kept, moves tried, states expanded), so the same input gives the
+same program on any machine; a wall-clock cap exists for callers that prefer a deadline.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from kalg.codegen.heuristic import Weights
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Search bounds. Unless `seconds` is set, the result depends only on these, never on
+    the clock.
+
+    With the defaults one decomposition of the benchmark kind takes a fraction of a second to
+    about two seconds (8000 expansions in all at most; about a millisecond each).
+    """
+
+    beam: int = 48
+    """States kept per instruction count."""
+    children: int = 24
+    """Best children kept per expanded state."""
+    moves: int = 48
+    """Moves per state that get a full evaluation (the best by a cheap local ranking among
+    those that fit the register budget)."""
+    moves_per_goal: int = 64
+    """A goal's own moves considered, best first (moves reusing wanted values always are)."""
+    expansions: int = 3000
+    """States expanded before one search stops with what it has."""
+    total_expansions: int = 8000
+    """States expanded over all the searches of one `generate` call: past it, searches that
+    have found something stop and later ones are skipped (the fallback schedule remains)."""
+    portfolio: tuple[Weights, ...] = (Weights(), Weights(shift=0.7))
+    """Ranking weights to search with, one search each (the shortest program wins): a beam
+    misses different things under different rankings, and two cover the benchmarks."""
+    solutions: int = 4
+    """Complete schedules kept (register allocation tries them in order)."""
+    seconds: float | None = None
+    """Optional wall-clock cap for one `generate` call. Off by default because it makes the
+    result depend on the machine's speed; when it expires, the searches stop with what they
+    have (a search that has found nothing yet still finishes its current level)."""
+
+
+QUICK = Limits(beam=12, children=8, moves=16, moves_per_goal=24, expansions=600,
+               portfolio=(Weights(),))
+"""A small budget for tests and previews: valid programs, less searching for short ones."""
+
+
+class Budget:
+    """Expansions and wall-clock time shared by the searches of one `generate` call."""
+
+    def __init__(self, limits: Limits):
+        self.left = limits.total_expansions
+        self.deadline = None if limits.seconds is None else time.monotonic() + limits.seconds
+
+    def spent(self) -> bool:
+        late = self.deadline is not None and time.monotonic() > self.deadline
+        return late or self.left <= 0

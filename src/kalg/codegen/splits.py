@@ -1,0 +1,74 @@
+"""Ways to split a sum's term multiset into operands (the choices of add, sub and add3).
+
+Short goals get every split; long ones (a naive decomposition can hand over dozens of terms) get
+one-term-off splits and splits along one feature at a time (node, column, row, sign), so the work
+stays bounded.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from kalg.codegen.network import Terms
+
+FULL_SPLIT_2 = 8
+"""Goals with at most this many terms get every 2-way split; longer ones structured splits."""
+FULL_SPLIT_3 = 7
+"""Goals with at most this many terms get every 3-way split; longer ones none."""
+
+
+def two_way(terms: Terms) -> list[tuple[Terms, Terms]]:
+    """Splits into two non-empty parts (as index sets: equal terms may give equal splits)."""
+    return _all_two_way(terms) if len(terms) <= FULL_SPLIT_2 else _structured_two_way(terms)
+
+
+def three_way(terms: Terms) -> list[tuple[Terms, Terms, Terms]]:
+    """Splits into three non-empty parts, for goals of at most `FULL_SPLIT_3` terms."""
+    return _all_three_way(terms) if len(terms) <= FULL_SPLIT_3 else []
+
+
+def _all_two_way(terms: Terms) -> list[tuple[Terms, Terms]]:
+    k = len(terms)
+    out = []
+    for mask in range(1, 1 << (k - 1)):
+        a = tuple(t for i, t in enumerate(terms) if mask >> i & 1)
+        b = tuple(t for i, t in enumerate(terms) if not mask >> i & 1)
+        out.append((a, b))
+    return out
+
+
+def _all_three_way(terms: Terms) -> list[tuple[Terms, Terms, Terms]]:
+    """Set partitions into exactly 3 blocks (restricted-growth labelings)."""
+    k = len(terms)
+    out = []
+    for labels in itertools.product(range(3), repeat=k - 1):
+        full = (0, *labels)
+        if not _restricted_growth(full) or max(full) != 2:
+            continue
+        blocks = tuple(tuple(t for t, lab in zip(terms, full, strict=True) if lab == b)
+                       for b in range(3))
+        out.append(blocks)
+    return out
+
+
+def _restricted_growth(labels: tuple[int, ...]) -> bool:
+    top = -1
+    for lab in labels:
+        if lab > top + 1:
+            return False
+        top = max(top, lab)
+    return True
+
+
+def _structured_two_way(terms: Terms) -> list[tuple[Terms, Terms]]:
+    """Splits of long goals: one term off the rest (accumulation, which keeps few values
+    alive), and along one feature: node, column, row, sign (each threshold)."""
+    out = [(terms[:i] + terms[i + 1:], (t,)) for i, t in enumerate(terms)
+           if i == 0 or t != terms[i - 1]]
+    for feature in (lambda t: t[0], lambda t: t[1], lambda t: t[2], lambda t: t[3]):
+        values = sorted({feature(t) for t in terms})
+        for cut in values[1:]:
+            a = tuple(t for t in terms if feature(t) < cut)
+            b = tuple(t for t in terms if feature(t) >= cut)
+            out.append((a, b))
+    return out

@@ -1,0 +1,49 @@
+"""Register allocation details: operand rules, pinning outputs, the final parallel copy."""
+
+from __future__ import annotations
+
+from kalg.codegen import generate
+from kalg.codegen.goals import INPUT_KEY
+from kalg.codegen.moves import Step
+from kalg.codegen.pressure import need
+from kalg.codegen.regalloc import _fixup
+from kalg.decomp import DagBuilder
+from kalg.scamp5.isa import Mov
+
+from .test_generate import check_program
+
+X = ((0, 1, 0, 1),)
+Y = ((0, 0, 1, 1),)
+
+
+def test_fixup_orders_moves_and_breaks_cycles_with_a_spare():
+    assert _fixup([("A", "B"), ("B", "C")], "ABCD") == [Mov("A", "B"), Mov("B", "C")]
+    swap = _fixup([("A", "B"), ("B", "A")], "ABC")
+    assert swap is not None and len(swap) == 3
+    assert _fixup([("A", "B"), ("B", "A")], "AB") is None
+
+
+def test_need_counts_div_scratch_and_subtrahend_rule():
+    div = Step("div", (X, Y), (INPUT_KEY,))
+    assert need(div, set(), 1) == 3
+    assert need(div, {INPUT_KEY}, 1) == 4          # the source survives: div with a source
+    sub = Step("sub", (Y,), (X, INPUT_KEY))
+    assert need(sub, {X}, 2) == 3                  # only the subtrahend dies: no register reuse
+    assert need(sub, set(), 2) == 2
+
+
+def test_output_in_the_input_register_while_input_is_needed():
+    b = DagBuilder()
+    s = b.sub(b.shift(b.input, 1, 0), b.input)
+    decomp = b.build({"A": s, "B": b.add(s, b.shift(b.input, 0, 1))})
+    for op_set in ("all", "basic"):
+        check_program(generate(decomp, op_set=op_set), decomp, op_set)
+
+
+def test_duplicate_outputs_get_a_copy():
+    b = DagBuilder()
+    v = b.shift(b.input, 1, 0)
+    decomp = b.build({"B": v, "C": v})
+    program = generate(decomp)
+    check_program(program, decomp, "all")
+    assert len(program) == 2
