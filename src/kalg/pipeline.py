@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -15,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from kalg import codegen, frontend
+from kalg.clock import Clock
 from kalg.decomp import Decomposition
 from kalg.diagnostics import KalgError, KalgSemanticError, RegisterPressureError
 from kalg.eqsat import engine
@@ -62,8 +62,8 @@ VERIFY_SHAPE = (48, 48)
 
 def compile_file(path: str | Path, settings: Settings = Settings()) -> Result:
     """Compile the definition `settings.name` (default: the file's last) of the .kalg file."""
-    clock = _Clock(settings.progress)
-    text = _read(path)
+    clock = Clock(settings.progress)
+    text = frontend.read_source(path)
     # Parse first, so syntax errors are reported before any meaning is computed.
     tree = frontend.parse(text, str(path))
     if settings.emit is Stage.AST:
@@ -94,17 +94,10 @@ def compile_file(path: str | Path, settings: Settings = Settings()) -> Result:
     image = np.random.default_rng(0).uniform(-1, 1, VERIFY_SHAPE)
     verify_numeric(program, definition.outputs, image, target.input)
     clock.lap("verify")
-    stats |= _program_stats(program, registers, ops) | {"seconds": clock.laps}
+    seconds = {stage: round(s, 3) for stage, s in clock.laps.items()}
+    stats |= _program_stats(program, registers, ops) | {"seconds": seconds}
     header = _header(definition.name, path, ops, registers, target.input)
     return Result(Stage.PROGRAM, format_program(program, header=header), stats, program)
-
-
-def _read(path: str | Path) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise KalgError(f"cannot read {str(path)!r}: {getattr(err, 'strerror', None) or err}",
-                        ) from None
 
 
 def _check_compilable(definition: frontend.Definition, input_register: str,
@@ -170,16 +163,3 @@ def _header(name: str, path: str | Path, ops: str, registers: tuple[str, ...],
             f"produced by: kalg, op set {ops}, registers {' '.join(registers)}, input in {inp}",
             "verified: exactly (symbolic) and numerically (simulated)"]
 
-
-class _Clock:
-    def __init__(self, progress: Callable[[str], None] | None) -> None:
-        self.laps: dict[str, float] = {}
-        self._progress = progress
-        self._t = time.perf_counter()
-
-    def lap(self, name: str) -> None:
-        now = time.perf_counter()
-        self.laps[name] = round(now - self._t, 3)
-        self._t = now
-        if self._progress:
-            self._progress(f"{name}: {self.laps[name]:.2f} s")

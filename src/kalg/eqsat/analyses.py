@@ -257,7 +257,4 @@ def img_digit_planes(k: Kernel) -> str:
         if (x, y) != (0, 0):
             term = f"(Shift {term} {x} {y})"
         terms.append(term if sign > 0 else f"(Neg {term})")
-    while len(terms) > 1:
-        pairs = [f"(Add {terms[i]} {terms[i + 1]})" for i in range(0, len(terms) - 1, 2)]
-        terms = pairs + ([terms[-1]] if len(terms) % 2 else [])
-    return terms[0]
+    return t.balanced_sum(terms, op="Add")

@@ -6,9 +6,9 @@ the chosen `Decomposition` and the facts about the search (e-graph size, stop re
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
+from kalg.clock import Clock
 from kalg.decomp import DagBuilder, Decomposition
 from kalg.diagnostics import KalgSemanticError
 from kalg.eqsat import analyses, cost, engine, extract
@@ -49,7 +49,7 @@ class Optimized:
 def optimize(outputs: dict[str, Kernel], options: Options = Options()) -> Optimized:
     """Find the cheapest decomposition of `outputs` (register → kernel) under SCAMP-5 costs."""
     _check_outputs(outputs)
-    clock = _Clock()
+    clock = Clock()
     seeds = analyses.seed(outputs, options.max_literals)
     clock.lap("analyse")
     data, report = engine.saturate(FAMILIES, facts(seeds), SCHEDULE, options.limits)
@@ -185,13 +185,3 @@ def _lower_node(b: DagBuilder, node: extract.ENode, kids: list[int], graph, choi
             return b.sub(b.shift(kids[0], *node.args), kids[1])
     raise AssertionError(f"cannot lower e-node {node.op}")
 
-
-class _Clock:
-    def __init__(self) -> None:
-        self.laps: dict[str, float] = {}
-        self._t = time.perf_counter()
-
-    def lap(self, name: str) -> None:
-        now = time.perf_counter()
-        self.laps[name] = now - self._t
-        self._t = now

@@ -80,12 +80,15 @@ def khalf(a: str, times: int = 1) -> str:
     return a
 
 
-def balanced_sum(terms: list[str]) -> str:
-    """A balanced binary KAdd tree over `terms`, in order: shallow, so no deep recursion."""
+def balanced_sum(terms: list[str], op: str = "KAdd") -> str:
+    """A balanced binary `op` tree over `terms`, in order: shallow, so no deep recursion.
+
+    `op` is the sum constructor: KAdd for Kernel terms, Add for Img terms.
+    """
     if not terms:
         raise ValueError("empty sum")
     while len(terms) > 1:
-        pairs = [kadd(terms[i], terms[i + 1]) for i in range(0, len(terms) - 1, 2)]
+        pairs = [f"({op} {terms[i]} {terms[i + 1]})" for i in range(0, len(terms) - 1, 2)]
         terms = pairs + ([terms[-1]] if len(terms) % 2 else [])
     return terms[0]
 

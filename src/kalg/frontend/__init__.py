@@ -15,7 +15,8 @@ from kalg.frontend.check import check
 from kalg.frontend.module import Definition, Module, Target
 from kalg.frontend.parser import parse
 
-__all__ = ["Definition", "Module", "Target", "check", "load_file", "load_text", "parse"]
+__all__ = ["Definition", "Module", "Target", "check", "load_file", "load_text", "parse",
+           "read_source"]
 
 
 def load_text(text: str, path: str = "<string>") -> Module:
@@ -23,11 +24,15 @@ def load_text(text: str, path: str = "<string>") -> Module:
     return check(parse(text, path))
 
 
-def load_file(path: str | Path) -> Module:
-    """Read, parse and check the .kalg file at `path`."""
+def read_source(path: str | Path) -> str:
+    """The text of a source file; an unreadable file is a KalgError naming it."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         raise KalgError(f"cannot read {str(path)!r}: {getattr(err, 'strerror', None) or err}",
                         ) from None
-    return load_text(text, str(path))
+
+
+def load_file(path: str | Path) -> Module:
+    """Read, parse and check the .kalg file at `path`."""
+    return load_text(read_source(path), str(path))
