@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from kalg.cli import main
 from kalg.eqsat.engine import Limits
 from kalg.eqsat.optimize import Options, direct_decomposition, optimize
+from kalg.eqsat.terms import evaluate
 from kalg.frontend import load_file
 from kalg.kernel import Kernel
 from kalg.scamp5.symbolic import verify_exact
@@ -111,4 +112,34 @@ def test_extracted_decomposition_equals_its_kernel(k, halvings):
     k = k.scale(Fraction(1, 2**halvings))
     result = optimize({"A": k}, Options(limits=Limits(nodes=6000, seconds=1)))
     assert result.decomposition.output_kernels()["A"].same_values(k)
+    assert result.variants["A"], "at least the best Kernel term is extracted"
+    for variant in result.variants["A"]:
+        assert evaluate(variant, {}).same_values(k), variant
     assert direct_decomposition({"A": k}).output_kernels()["A"].same_values(k)
+
+
+def _depends_on(decomposition, value: int, on: int) -> bool:
+    stack, seen = [value], set()
+    while stack:
+        i = stack.pop()
+        if i == on:
+            return True
+        if i not in seen:
+            seen.add(i)
+            stack.extend(decomposition.values[i].args)
+    return False
+
+
+def test_gauss5_is_computed_from_gauss3_when_both_are_outputs():
+    outputs = load_file(EXAMPLES / "gauss5_gauss3.kalg").definition().outputs
+    decomposition = optimize(outputs).decomposition
+    where = dict(decomposition.outputs)
+    assert _depends_on(decomposition, where["A"], where["B"]), decomposition
+
+
+def test_gauss3_is_extracted_as_four_binomial_factors():
+    k = load_file(EXAMPLES / "gauss3.kalg").definition().outputs["A"]
+    best = optimize({"A": k}).variants["A"][0]
+    assert best.count("(KAdd (Sh 0 0) (Sh 1 0))") == 2, best
+    assert best.count("(KAdd (Sh 0 0) (Sh 0 1))") == 2, best
+    assert best.count("KHalf") == 4, best

@@ -87,8 +87,12 @@ def compile_file(path: str | Path, settings: Settings = Settings()) -> Result:
     if settings.emit is Stage.DECOMPOSITION:
         return Result(Stage.DECOMPOSITION, str(optimized.decomposition) + "\n", stats)
     # Generate code for every candidate decomposition; the shortest verified program wins.
-    candidates = [optimized.decomposition, direct_decomposition(definition.outputs)]
-    program = _best_program(candidates, registers, target.input, ops)
+    candidates = {"e-graph": optimized.decomposition,
+                  "horner": direct_decomposition(definition.outputs)}
+    program, winner = _best_program(candidates, registers, target.input, ops)
+    stats["candidate"] = winner
+    stats["provenance"] = (optimized.provenance if winner == "e-graph"
+                           else ["digit planes (Horner), no e-graph"])
     clock.lap("codegen")
     # Check once more, numerically, against the reference correlation (scipy-equivalent).
     image = np.random.default_rng(0).uniform(-1, 1, VERIFY_SHAPE)
@@ -118,22 +122,47 @@ def _options(ops: str, settings: Settings) -> Options:
     return Options(op_set=ops, limits=limits, extraction_seconds=settings.time_limit)
 
 
-def _best_program(candidates: list[Decomposition], registers: tuple[str, ...],
-                  input_register: str, ops: str) -> list[Instr]:
-    best: list[Instr] | None = None
+SCREEN = codegen.QUICK
+"""Code generation limits every candidate gets first (a fraction of a second each)."""
+
+REFINE = codegen.Limits(expansions=1000, total_expansions=2000)
+"""Limits for the most promising candidates after screening: a wider search, about a second."""
+
+REFINED = 2
+"""How many screened candidates are searched again with `REFINE`..."""
+
+REFINE_MARGIN = 3
+"""...of those at most this many instructions longer than the best screened program."""
+
+
+def _best_program(candidates: dict[str, Decomposition], registers: tuple[str, ...],
+                  input_register: str, ops: str) -> tuple[list[Instr], str]:
+    """The shortest program (then fewest bus steps) over all candidates and searches, and the
+    name of the candidate it came from. Ties keep the earlier candidate (deterministic)."""
+    found: list[tuple[tuple[int, int, int], str, list[Instr]]] = []
     pressure: RegisterPressureError | None = None
-    for decomposition in candidates:
+
+    def attempt(name: str, order: int, limits: codegen.Limits) -> None:
+        nonlocal pressure
         try:
-            program = codegen.generate(decomposition, registers, input_register, ops)
+            program = codegen.generate(candidates[name], registers, input_register, ops, limits)
         except RegisterPressureError as err:
             pressure = err
-            continue
-        if best is None or (len(program), bus_steps(program)) < (len(best), bus_steps(best)):
-            best = program
-    if best is None:
+            return
+        found.append(((len(program), bus_steps(program), order), name, program))
+
+    names = list(candidates)
+    for order, name in enumerate(names):
+        attempt(name, order, SCREEN)
+    screened = sorted(found)
+    for (length, _, order), name, _ in screened[:REFINED]:
+        if length <= screened[0][0][0] + REFINE_MARGIN:
+            attempt(name, order, REFINE)
+    if not found:
         assert pressure is not None
         raise pressure
-    return best
+    _, winner, best = min(found, key=lambda f: f[0])
+    return best, winner
 
 
 def _search_stats(o: Optimized) -> dict[str, object]:

@@ -70,3 +70,25 @@ def test_naf_has_no_adjacent_digits():
         assert sum(s * 2**e for s, e in digits) == n
         exps = sorted(e for _, e in digits)
         assert all(b - a >= 2 for a, b in itertools.pairwise(exps))
+
+
+def test_shared_factor_computes_gauss5_from_gauss3():
+    gauss5 = GAUSS5.scale(Fraction(1, 256)).shift(1, 0)
+    seeds = _all_seeds_exact({"A": gauss5, "B": GAUSS3})
+    shared = [(lhs, term) for lhs, term, a in seeds.unions if a == "shared-factor"]
+    assert shared == [(seeds.roots["A"], shared[0][1])]
+    assert shared[0][1].endswith(seeds.roots["B"] + ")")  # B's own term, applied first
+
+
+@settings(max_examples=40, deadline=None)
+@given(q=integer_kernels, r=integer_kernels, halvings=st.integers(0, 3))
+def test_quotient_is_exact_or_none(q, r, halvings):
+    p = q.compose(r).scale(Fraction(1, 2**halvings)).shift(1, -1)
+    found = analyses.quotient(p, q)
+    assert (len(q) == 1) or (found is not None and found.compose(q).same_values(p))
+
+
+def test_quotient_of_kernels_that_do_not_divide_is_none():
+    laplacian = Kernel.from_rows([[0, 1, 0], [1, -4, 1], [0, 1, 0]])
+    assert analyses.quotient(GAUSS3, laplacian) is None
+    assert analyses.quotient(laplacian, Kernel.of({(0, 0): 1, (1, 0): 1})) is None

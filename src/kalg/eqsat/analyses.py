@@ -8,6 +8,8 @@ analysis proposes Kernel terms equal to it:
 * `factorisations`: exact factorisation over the integers of the kernel read as a polynomial in x
   and y (sympy), every split of the factors into two groups — finds separability (rank 1) and
   repeated binomials (gauss5 = gauss3 ∘ gauss3);
+* `shared_factors`: across the outputs of one filter, P = R·Q when output Q's kernel divides output
+  P's exactly (gauss5 = gauss3·gauss3): P is then computed from Q's value, Q's work done once;
 * `pair_splits`: K = (1 ± x^dx y^dy)·A + R for the largest A, in the spirit of AUKE's reverse split
   and Cain's pair generation; R is often empty (then it is a factorisation) or small.
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import sympy
 
@@ -51,6 +54,8 @@ def seed(outputs: dict[str, Kernel], max_literals: int = 30) -> Seeds:
     seeds = Seeds(roots={name: table.term(k) for name, k in sorted(outputs.items())},
                   outputs=dict(sorted(outputs.items())))
     max_halvings = max(t.canonicalise(k).halvings for k in outputs.values())
+    for name, term in shared_factors(seeds.outputs, table):
+        seeds.unions.append((seeds.roots[name], term, "shared-factor"))
     done: set[str] = set()
     while pending := [key for key in table.literals if key not in done]:
         if len(done) >= max_literals:
@@ -147,7 +152,7 @@ def _polynomial(k: Kernel) -> sympy.Poly:
 
 def _kernel(p: sympy.Expr) -> Kernel:
     poly = sympy.Poly(p, _X, _Y)
-    return Kernel.of({(int(a), int(b)): int(c) for (a, b), c in poly.terms()})
+    return Kernel.of({(int(a), int(b)): Fraction(int(c.p), int(c.q)) for (a, b), c in poly.terms()})
 
 
 def factors(k: Kernel) -> list[Kernel]:
@@ -184,6 +189,33 @@ def factorisations(k: Kernel, table: t.LiteralTable, max_splits: int = 40) -> It
         if pair not in seen:
             seen.add(pair)
             yield t.compose(table.term(a), table.term(b))
+
+
+def shared_factors(outputs: dict[str, Kernel], table: t.LiteralTable,
+                   ) -> Iterator[tuple[str, str]]:
+    """(P, R·Q term) for every pair of outputs where Q's kernel divides P's exactly.
+
+    The term composes R with Q's own root term, so that both outputs' e-classes meet in Q's.
+    """
+    roots = {name: table.term(k) for name, k in outputs.items()}
+    for (p, kp), (q, kq) in itertools.permutations(outputs.items(), 2):
+        r = quotient(kp, kq)
+        if r is not None:
+            yield p, t.compose(table.term(r), roots[q])
+
+
+def quotient(p: Kernel, q: Kernel) -> Kernel | None:
+    """The kernel r with r·q == p exactly, or None when q does not divide p."""
+    cp, cq = t.canonicalise(p), t.canonicalise(q)
+    ratio, rest = sympy.div(_polynomial(cp.literal), _polynomial(cq.literal), domain="QQ")
+    if not rest.is_zero or len(_polynomial(cq.literal).terms()) < 2:
+        return None
+    r = (_kernel(ratio.as_expr())
+         .scale(Fraction(cp.sign * cq.sign * 2**cq.halvings, 2**cp.halvings))
+         .shift(cp.offset[0] - cq.offset[0], cp.offset[1] - cq.offset[1]))
+    if not r.is_dyadic() or not r.compose(q).same_values(p):
+        return None
+    return r
 
 
 def _product(ks: Iterator[Kernel]) -> Kernel:

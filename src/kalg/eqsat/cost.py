@@ -69,3 +69,26 @@ def cpu() -> Cost:
         return None
 
     return cost
+
+
+def kernel() -> Cost:
+    """Estimated SCAMP-5 instructions to apply a Kernel term to an image (variant ranking).
+
+    Composition is free (the factors are applied in turn), a sum or halving is one instruction,
+    a shift half an instruction per step (moves pair up, and often ride on an addx), a negation
+    half an instruction (it usually folds into a subtraction). `Lit` is a key, not a term.
+    """
+
+    def cost(node: ENode) -> float | None:
+        match node.op:
+            case "Sh":
+                return 0.5 * _steps(node)
+            case "KAdd" | "KSub" | "KHalf":
+                return 1.0
+            case "KNeg":
+                return 0.5
+            case "KCompose":
+                return 0.0
+        return None
+
+    return cost

@@ -11,17 +11,20 @@ from dataclasses import dataclass, field
 from kalg.clock import Clock
 from kalg.decomp import DagBuilder, Decomposition
 from kalg.diagnostics import KalgSemanticError
-from kalg.eqsat import analyses, cost, engine, extract
+from kalg.eqsat import analyses, cost, engine, extract, variants
 from kalg.kernel import Kernel
 
 FAMILIES = ("ring", "distributivity", "lower", "retime", "scamp5")
 """Rule families the SCAMP-5 schedule loads (rules/NAME.egg)."""
 
-SCHEDULE = (
-    engine.Stage(("ring", "lower"), 6),
-    engine.Stage(("ring", "distributivity", "lower", "retime", "scamp5"), 8),
+ALGEBRA = (engine.Stage(("ring",), 12),)
+"""First e-graph: Kernel terms only - factor orders, halving placement, shifts across sums."""
+
+LOWERING = (
+    engine.Stage(("lower",), 10),
+    engine.Stage(("lower", "retime"), 3),
 )
-"""Cheap normalising families first, so the target patterns see lowered terms."""
+"""Second e-graph: the chosen variants become register operations, then SCAMP-5 macros."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +32,7 @@ class Options:
     op_set: str = "all"
     limits: engine.Limits = field(default_factory=engine.Limits)
     max_literals: int = 30
+    variants: int = 4
     extraction_seconds: float = 3.0
     ilp_max_nodes: int = 6_000
 
@@ -42,18 +46,37 @@ class Optimized:
     eclasses: int
     enodes: int
     literals: int
+    variants: dict[str, list[str]] = field(default_factory=dict)
+    provenance: list[str] = field(default_factory=list)
+    algebra: engine.SaturationReport | None = None
     analyses: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
 
 
 def optimize(outputs: dict[str, Kernel], options: Options = Options()) -> Optimized:
-    """Find the cheapest decomposition of `outputs` (register → kernel) under SCAMP-5 costs."""
+    """Find the cheapest decomposition of `outputs` (register → kernel) under SCAMP-5 costs.
+
+    Two bounded saturations: the algebra (seeded Kernel terms and the ring laws), from which the
+    cheapest few Kernel terms of each output are extracted; then the lowering of only those terms
+    to register operations, from which one DAG for all outputs is extracted (ILP, shared work
+    paid once).
+    """
     _check_outputs(outputs)
     clock = Clock()
     seeds = analyses.seed(outputs, options.max_literals)
     clock.lap("analyse")
-    data, report = engine.saturate(FAMILIES, facts(seeds), SCHEDULE, options.limits)
-    clock.lap("saturate")
+    data, algebra = engine.saturate(FAMILIES, algebra_facts(seeds), ALGEBRA, options.limits)
+    kgraph = extract.Graph(data)
+    roots = {name: kgraph.lets[f"k_{name}"] for name in seeds.roots}
+    forms = variants.variants(kgraph, roots, cost.kernel(), options.variants)
+    seeded = [(term, analysis) for _, term, analysis in seeds.unions]
+    chosen = frozenset(n for vs in forms.values() for v in vs for n in v.nodes)
+    origin = [*variants.provenance(kgraph, seeded, chosen, "ring laws"), "lowering"]
+    clock.lap("algebra")
+    terms = {name: [v.term for v in vs] for name, vs in forms.items()}
+    data, report = engine.saturate(FAMILIES, lowering_facts(terms, seeds.outputs), LOWERING,
+                                   options.limits)
+    clock.lap("lowering")
     graph = extract.Graph(data)
     model = cost.scamp5(options.op_set)
     root = graph.lets["root"]
@@ -63,18 +86,20 @@ def optimize(outputs: dict[str, Kernel], options: Options = Options()) -> Optimi
     except TimeoutError:
         choice, optimal = extract.greedy(graph, root, model), False
     clock.lap("extract")
-    decomposition = to_decomposition(graph, choice, sorted(outputs))
     counts: dict[str, int] = {}
     for _, _, name in seeds.unions:
         counts[name] = counts.get(name, 0) + 1
     return Optimized(
-        decomposition=decomposition,
+        decomposition=to_decomposition(graph, choice, sorted(outputs)),
         cost=extract.choice_cost(graph, root, choice, model),
         optimal=optimal,
         saturation=report,
         eclasses=len(graph.classes),
         enodes=len(graph.nodes),
         literals=len(seeds.literals),
+        variants=terms,
+        provenance=origin,
+        algebra=algebra,
         analyses=counts,
         seconds=clock.laps,
     )
@@ -91,18 +116,27 @@ def _check_outputs(outputs: dict[str, Kernel]) -> None:
                 "approximate it first (an 'approx' setting)")
 
 
-def facts(seeds: analyses.Seeds) -> str:
-    """egglog text: one `let` per output, the output bundle `$root`, the seeded unions."""
-    radius = max(k.radius() for k in seeds.outputs.values())
+def algebra_facts(seeds: analyses.Seeds) -> str:
+    """egglog text: one `let $k_NAME` Kernel term per output, and the seeded unions."""
+    lines = [f"(let $k_{name} {term})" for name, term in seeds.roots.items()]
+    lines += [f"(union {lit} {term})" for lit, term, _ in seeds.unions]
+    return "\n".join(lines)
+
+
+def lowering_facts(forms: dict[str, list[str]], outputs: dict[str, Kernel]) -> str:
+    """egglog text: each output's variants applied to the input, unioned, and the bundle `$root`.
+
+    The tap-by-tap digit-plane sum is unioned too, so a lowered term exists whatever the limits.
+    """
+    radius = max(k.radius() for k in outputs.values())
     lines = [f"(set (MaxOffset) {radius + 1})"]
-    lines += [f"(let $out_{name} (Apply {term} (Input)))" for name, term in seeds.roots.items()]
-    lines += [f"(union $out_{name} {analyses.img_digit_planes(k)})"
-              for name, k in seeds.outputs.items()]
+    for name, terms in forms.items():
+        lines.append(f"(let $out_{name} {analyses.img_digit_planes(outputs[name])})")
+        lines += [f"(union $out_{name} (Apply {term} (Input)))" for term in terms]
     bundle = "(ONil)"
-    for name in reversed(list(seeds.roots)):
+    for name in reversed(list(forms)):
         bundle = f"(OCons $out_{name} {bundle})"
     lines.append(f"(let $root {bundle})")
-    lines += [f"(union {lit} {term})" for lit, term, _ in seeds.unions]
     return "\n".join(lines)
 
 

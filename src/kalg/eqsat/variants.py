@@ -1,0 +1,186 @@
+"""Kernel-level extraction: the k cheapest Kernel terms of each output (design.md decision 8).
+
+The first e-graph holds only the algebra (Kernel terms: seeded factorisations, digit planes, pair
+splits, and the ring laws that move halvings and reorder factors). Lowering every form it holds
+to register operations at once multiplies the e-graph beyond what an exact extractor can solve,
+so kalg extracts a few *variants* per output here - each a complete Kernel term - and lowers only
+those (optimize.py). The image-level ILP then chooses among the variants with DAG sharing.
+
+Variants are the best term by tree cost and its cheapest single deviations (one e-class takes
+another e-node), plus, for a filter with several outputs, the forms that apply another output's
+kernel to the input first: that output's value is then computed once for both (work sharing).
+Pure Python: no egglog here.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from kalg.eqsat.extract import Cost, ENode, Graph
+
+Best = dict[str, tuple[float, str]]
+
+
+def tree_costs(g: Graph, cost: Cost) -> Best:
+    """e-class → (cheapest tree cost, its e-node), a child read twice by one node paid once."""
+    best: Best = {}
+    changed = True
+    while changed:
+        changed = False
+        for cid, nids in g.classes.items():
+            for nid in nids:
+                total = node_cost(g.nodes[nid], cost, best)
+                if total < best.get(cid, (math.inf, ""))[0] - 1e-12:
+                    best[cid] = (total, nid)
+                    changed = True
+    return best
+
+
+def node_cost(node: ENode, cost: Cost, best: Best) -> float:
+    own = cost(node)
+    if own is None or any(k not in best for k in node.children):
+        return math.inf
+    return own + sum(best[k][0] for k in set(node.children))
+
+
+def render(g: Graph, cid: str, choice: dict[str, str]) -> str | None:
+    """The term text `choice` picks for class `cid`; None if the choice is cyclic there."""
+    active: set[str] = set()
+    memo: dict[str, str] = {}
+
+    def go(c: str) -> str | None:
+        if c in memo:
+            return memo[c]
+        if c in active:
+            return None
+        active.add(c)
+        node = g.nodes[choice[c]]
+        parts = [_arg(a) for a in node.args]
+        for kid in node.children:
+            text = go(kid)
+            if text is None:
+                return None
+            parts.append(text)
+        active.discard(c)
+        memo[c] = f"({' '.join([node.op, *parts])})"
+        return memo[c]
+
+    return go(cid)
+
+
+def _arg(a: object) -> str:
+    return f'"{a}"' if isinstance(a, str) else str(a)
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """One extracted Kernel term and the e-nodes it was read from."""
+
+    term: str
+    nodes: frozenset[str]
+
+
+def variants(g: Graph, roots: dict[str, str], cost: Cost, k: int = 4,
+             ) -> dict[str, list[Variant]]:
+    """Up to `k` distinct Kernel terms per output (root e-class), cheapest first."""
+    best = tree_costs(g, cost)
+    base = {cid: nid for cid, (_, nid) in best.items()}
+    out: dict[str, list[str]] = {}
+    for name, root in roots.items():
+        if root not in best:
+            raise ValueError(f"output {name} has no extractable Kernel term")
+        others = {r for n, r in roots.items() if n != name and r != root}
+        found: dict[str, Variant] = {}
+        for choice in _choices(g, root, base, best, cost, others):
+            text = render(g, root, choice)
+            if text is not None and text not in found:
+                nodes = frozenset(choice[c] for c in _tree_classes(g, root, choice))
+                found[text] = Variant(text, nodes)
+            if len(found) >= k:
+                break
+        out[name] = list(found.values())
+    return out
+
+
+def _choices(g: Graph, root: str, base: dict[str, str], best: Best, cost: Cost,
+             others: set[str]):
+    """The best choice, then sharing forms, then single deviations by increasing extra cost."""
+    yield base
+    for nid in g.classes[root]:
+        node = g.nodes[nid]
+        if node.op == "KCompose" and node.children[1] in others:
+            yield base | {root: nid}
+    deviations = []
+    for cid in _tree_classes(g, root, base):
+        for nid in g.classes[cid]:
+            if nid == base[cid]:
+                continue
+            extra = node_cost(g.nodes[nid], cost, best) - best[cid][0]
+            if math.isfinite(extra):
+                deviations.append((extra, cid, nid))
+    for _, cid, nid in sorted(deviations):
+        yield base | {cid: nid}
+
+
+def _tree_classes(g: Graph, root: str, choice: dict[str, str]) -> list[str]:
+    seen: dict[str, None] = {}
+    stack = [root]
+    while stack:
+        cid = stack.pop()
+        if cid not in seen:
+            seen[cid] = None
+            stack.extend(reversed(g.nodes[choice[cid]].children))
+    return list(seen)
+
+
+def provenance(g: Graph, seeded: list[tuple[str, str]], chosen: frozenset[str],
+               rules: str) -> list[str]:
+    """Where the chosen e-nodes came from: the analyses whose seeded terms they are (a seed's
+    top e-node names its analysis), and `rules` if any chosen node is in no seeded term."""
+    index = {(n.op, n.args, n.children): n for n in g.nodes.values()}
+    tops: dict[str, str] = {}
+    parts: set[str] = set()
+    for text, analysis in seeded:
+        node = _locate(index, _parse(text), parts)
+        if node is not None:
+            tops.setdefault(node.id, analysis)
+    found = {tops[n] for n in chosen if n in tops}
+    if any(n not in parts and g.nodes[n].op != "Sh" for n in chosen):
+        found.add(rules)
+    return sorted(found)
+
+
+def _parse(text: str) -> list:
+    """An s-expression as nested lists of tokens (strings keep their quotes)."""
+    stack: list[list] = [[]]
+    for tok in re.findall(r'"[^"]*"|\(|\)|[^\s()]+', text):
+        if tok == "(":
+            stack.append([])
+        elif tok == ")":
+            done = stack.pop()
+            stack[-1].append(done)
+        else:
+            stack[-1].append(tok)
+    return stack[0][0]
+
+
+def _locate(index: dict, term: list, parts: set[str]) -> ENode | None:
+    """The e-node of `term` (a parsed s-expression) if all its parts are in the graph; the ids
+    of the parts found are added to `parts`."""
+    args = tuple(_primitive(a) for a in term[1:] if not isinstance(a, list))
+    kids = []
+    for sub in (a for a in term[1:] if isinstance(a, list)):
+        node = _locate(index, sub, parts)
+        if node is None:
+            return None
+        kids.append(node.eclass)
+    node = index.get((term[0], args, tuple(kids)))
+    if node is not None:
+        parts.add(node.id)
+    return node
+
+
+def _primitive(token: str) -> object:
+    return token[1:-1] if token.startswith('"') else int(token)
