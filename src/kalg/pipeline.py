@@ -88,10 +88,11 @@ def compile_file(path: str | Path, settings: Settings = Settings()) -> Result:
         return Result(Stage.DECOMPOSITION, str(optimized.decomposition) + "\n", stats)
     # Generate code for every candidate decomposition; the shortest verified program wins.
     candidates = {"e-graph": optimized.decomposition,
+                  "e-graph variants": optimized.applied,
                   "horner": direct_decomposition(definition.outputs)}
     program, winner = _best_program(candidates, registers, target.input, ops)
     stats["candidate"] = winner
-    stats["provenance"] = (optimized.provenance if winner == "e-graph"
+    stats["provenance"] = (optimized.provenance if winner.startswith("e-graph")
                            else ["digit planes (Horner), no e-graph"])
     clock.lap("codegen")
     # Check once more, numerically, against the reference correlation (scipy-equivalent).
@@ -119,7 +120,7 @@ def _check_compilable(definition: frontend.Definition, input_register: str,
 
 def _options(ops: str, settings: Settings) -> Options:
     limits = engine.Limits(nodes=settings.node_limit, seconds=settings.time_limit)
-    return Options(op_set=ops, limits=limits, extraction_seconds=settings.time_limit)
+    return Options(op_set=ops, limits=limits, extraction_seconds=3 * settings.time_limit)
 
 
 SCREEN = codegen.QUICK
@@ -135,7 +136,7 @@ REFINE_MARGIN = 3
 """...of those at most this many instructions longer than the best screened program."""
 
 
-def _best_program(candidates: dict[str, Decomposition], registers: tuple[str, ...],
+def _best_program(candidates: dict[str, Decomposition | None], registers: tuple[str, ...],
                   input_register: str, ops: str) -> tuple[list[Instr], str]:
     """The shortest program (then fewest bus steps) over all candidates and searches, and the
     name of the candidate it came from. Ties keep the earlier candidate (deterministic)."""
@@ -145,13 +146,15 @@ def _best_program(candidates: dict[str, Decomposition], registers: tuple[str, ..
     def attempt(name: str, order: int, limits: codegen.Limits) -> None:
         nonlocal pressure
         try:
-            program = codegen.generate(candidates[name], registers, input_register, ops, limits)
+            decomposition = candidates[name]
+            assert decomposition is not None
+            program = codegen.generate(decomposition, registers, input_register, ops, limits)
         except RegisterPressureError as err:
             pressure = err
             return
         found.append(((len(program), bus_steps(program), order), name, program))
 
-    names = list(candidates)
+    names = [name for name, d in candidates.items() if d is not None]
     for order, name in enumerate(names):
         attempt(name, order, SCREEN)
     screened = sorted(found)

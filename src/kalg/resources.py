@@ -22,3 +22,9 @@ def grammar_path() -> Path:
 
 def rules_dir() -> Path:
     return data_dir("rules")
+
+
+def bench_suite_path() -> Path:
+    """The default `kalg bench` suite, bench/suite.json. Its kernels are ../examples/*.kalg,
+    which resolves both in a development checkout and in a wheel (kalg/_data/{bench,examples})."""
+    return data_dir("bench") / "suite.json"

@@ -150,12 +150,21 @@ def greedy(g: Graph, root: str, cost: Cost) -> Choice:
     return {cid: nid for cid, (_, nid) in best.items()}
 
 
+ILP_BRANCH_NODES = 5_000
+"""Branch-and-bound nodes per solve: a count, so the choice does not depend on machine speed."""
+
+ILP_ROUNDS = 40
+"""Cycle-cut rounds before the ILP gives up (the greedy extractor takes over)."""
+
+
 def ilp(g: Graph, root: str, cost: Cost, time_limit: float = 5.0,
         max_nodes: int = 20_000) -> tuple[Choice, bool]:
     """Exact minimum-DAG-cost choice; returns (choice, proven optimal).
 
     min Σ cost·x  s.t. one node of the root class; a chosen node's child classes have a chosen
-    node; cycles cut lazily (Σ_{n in cycle} x_n <= |cycle| - 1) and re-solved.
+    node; cycles cut lazily (Σ_{n in cycle} x_n <= |cycle| - 1) and re-solved. Bounded by counts
+    (ILP_BRANCH_NODES, ILP_ROUNDS) so that the result is deterministic; `time_limit` is only a
+    safety net for a pathological solve. Raises TimeoutError when a bound is hit unsolved.
     """
     classes = g.reachable([root], lambda n: cost(n) is not None)
     nids = [n for c in classes for n in g.classes[c] if cost(g.nodes[n]) is not None]
@@ -180,7 +189,7 @@ def ilp(g: Graph, root: str, cost: Cost, time_limit: float = 5.0,
     c = np.array([cost(g.nodes[n]) + 1e-6 for n in nids])  # tiny epsilon: no free junk nodes
     deadline = time.perf_counter() + time_limit
     optimal = True
-    while True:
+    for _ in range(ILP_ROUNDS):
         left = deadline - time.perf_counter()
         if left <= 0:
             raise TimeoutError("the ILP did not converge within its time limit")
@@ -192,6 +201,7 @@ def ilp(g: Graph, root: str, cost: Cost, time_limit: float = 5.0,
         if (cyc := find_cycle(g, root, chosen)) is None:
             return chosen, optimal
         rows.append(({index[n]: 1.0 for n in cyc}, -math.inf, len(cyc) - 1.0))
+    raise TimeoutError(f"the ILP still chose a cycle after {ILP_ROUNDS} rounds of cuts")
 
 
 def _solve(c: np.ndarray, rows, n: int, time_limit: float):
@@ -204,7 +214,8 @@ def _solve(c: np.ndarray, rows, n: int, time_limit: float):
         lb[r], ub[r] = lo, hi
     a = coo_matrix((vals, (ri, cj)), shape=(len(rows), n)).tocsr()
     return milp(c, constraints=LinearConstraint(a, lb, ub), integrality=np.ones(n),
-                bounds=Bounds(np.zeros(n), np.ones(n)), options={"time_limit": time_limit})
+                bounds=Bounds(np.zeros(n), np.ones(n)),
+                options={"time_limit": time_limit, "node_limit": ILP_BRANCH_NODES})
 
 
 def _decode(g: Graph, nids: list[str], x: np.ndarray, c: np.ndarray) -> Choice:

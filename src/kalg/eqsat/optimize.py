@@ -22,7 +22,7 @@ ALGEBRA = (engine.Stage(("ring",), 12),)
 
 LOWERING = (
     engine.Stage(("lower",), 10),
-    engine.Stage(("lower", "retime"), 3),
+    engine.Stage(("lower", "retime"), 1),
 )
 """Second e-graph: the chosen variants become register operations, then SCAMP-5 macros."""
 
@@ -48,6 +48,8 @@ class Optimized:
     literals: int
     variants: dict[str, list[str]] = field(default_factory=dict)
     provenance: list[str] = field(default_factory=list)
+    applied: Decomposition | None = None
+    """Each output's best variant, halvings first, applied to the input as written."""
     algebra: engine.SaturationReport | None = None
     analyses: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
@@ -73,7 +75,7 @@ def optimize(outputs: dict[str, Kernel], options: Options = Options()) -> Optimi
     chosen = frozenset(n for vs in forms.values() for v in vs for n in v.nodes)
     origin = [*variants.provenance(kgraph, seeded, chosen, "ring laws"), "lowering"]
     clock.lap("algebra")
-    terms = {name: [v.term for v in vs] for name, vs in forms.items()}
+    terms = {name: _with_halvings_first([v.term for v in vs]) for name, vs in forms.items()}
     data, report = engine.saturate(FAMILIES, lowering_facts(terms, seeds.outputs), LOWERING,
                                    options.limits)
     clock.lap("lowering")
@@ -89,8 +91,10 @@ def optimize(outputs: dict[str, Kernel], options: Options = Options()) -> Optimi
     counts: dict[str, int] = {}
     for _, _, name in seeds.unions:
         counts[name] = counts.get(name, 0) + 1
+    best = {name: variants.halvings_first(vs[0].term) for name, vs in forms.items()}
     return Optimized(
         decomposition=to_decomposition(graph, choice, sorted(outputs)),
+        applied=apply_terms(best),
         cost=extract.choice_cost(graph, root, choice, model),
         optimal=optimal,
         saturation=report,
@@ -103,6 +107,16 @@ def optimize(outputs: dict[str, Kernel], options: Options = Options()) -> Optimi
         analyses=counts,
         seconds=clock.laps,
     )
+
+
+def _with_halvings_first(terms: list[str]) -> list[str]:
+    """Each variant, followed by its halvings-first form when that differs (outputs share the
+    halved input only if their halvings come first; extraction decides if that pays)."""
+    out: dict[str, None] = {}
+    for term in terms:
+        out[term] = None
+        out[variants.halvings_first(term)] = None
+    return list(out)
 
 
 def _check_outputs(outputs: dict[str, Kernel]) -> None:
@@ -159,6 +173,32 @@ def to_decomposition(graph: extract.Graph, choice: extract.Choice,
         outputs[name] = value(bundle.children[0])
         bundle = graph.nodes[choice[bundle.children[1]]]
     return b.build(outputs)
+
+
+def apply_terms(terms: dict[str, str]) -> Decomposition:
+    """Register operations that apply each Kernel term to the input, as the lower rules do with
+    halvings before their operand (apply-half-input) and factors inner first; equal values are
+    computed once (hash-consing), so outputs share their halved inputs and common factors."""
+    b = DagBuilder()
+    return b.build({name: _apply(b, variants.parse(term), b.input)
+                    for name, term in sorted(terms.items())})
+
+
+def _apply(b: DagBuilder, term: list, image: int) -> int:
+    match term[0]:
+        case "Sh":
+            return b.shift(image, int(term[1]), int(term[2]))
+        case "KAdd":
+            return b.add(_apply(b, term[1], image), _apply(b, term[2], image))
+        case "KSub":
+            return b.sub(_apply(b, term[1], image), _apply(b, term[2], image))
+        case "KNeg":
+            return b.neg(_apply(b, term[1], image))
+        case "KHalf":
+            return _apply(b, term[1], b.half(image))
+        case "KCompose":
+            return _apply(b, term[1], _apply(b, term[2], image))
+    raise ValueError(f"not an extracted Kernel term: {term[0]}")
 
 
 def direct_decomposition(outputs: dict[str, Kernel]) -> Decomposition:

@@ -143,7 +143,7 @@ def provenance(g: Graph, seeded: list[tuple[str, str]], chosen: frozenset[str],
     tops: dict[str, str] = {}
     parts: set[str] = set()
     for text, analysis in seeded:
-        node = _locate(index, _parse(text), parts)
+        node = _locate(index, parse(text), parts)
         if node is not None:
             tops.setdefault(node.id, analysis)
     found = {tops[n] for n in chosen if n in tops}
@@ -152,7 +152,7 @@ def provenance(g: Graph, seeded: list[tuple[str, str]], chosen: frozenset[str],
     return sorted(found)
 
 
-def _parse(text: str) -> list:
+def parse(text: str) -> list:
     """An s-expression as nested lists of tokens (strings keep their quotes)."""
     stack: list[list] = [[]]
     for tok in re.findall(r'"[^"]*"|\(|\)|[^\s()]+', text):
@@ -184,3 +184,47 @@ def _locate(index: dict, term: list, parts: set[str]) -> ENode | None:
 
 def _primitive(token: str) -> object:
     return token[1:-1] if token.startswith('"') else int(token)
+
+
+def halvings_first(term: str) -> str:
+    """The same kernel with the halvings of its sums and products gathered at the top:
+    (a/2)·b = (a·b)/2 and a/2 + b/2 = (a + b)/2. Applied to an image, all of them then act on
+    the input first - where every output of a filter can share them."""
+    halvings, core = _hoist(parse(term))
+    return _text(_halved(core, halvings))
+
+
+def _hoist(term: list | str) -> tuple[int, list | str]:
+    """(h, core) with term = core / 2^h and h as large as the sums allow."""
+    if not isinstance(term, list):
+        return 0, term
+    match term[0]:
+        case "KHalf":
+            h, core = _hoist(term[1])
+            return h + 1, core
+        case "KCompose":
+            (ha, a), (hb, b) = _hoist(term[1]), _hoist(term[2])
+            return ha + hb, _compose(a, b)
+        case "KNeg":
+            h, core = _hoist(term[1])
+            return h, ["KNeg", core]
+        case "KAdd" | "KSub":
+            (ha, a), (hb, b) = _hoist(term[1]), _hoist(term[2])
+            h = min(ha, hb)
+            return h, [term[0], _halved(a, ha - h), _halved(b, hb - h)]
+    return 0, term
+
+
+def _compose(a: list | str, b: list | str) -> list | str:
+    unit = ["Sh", "0", "0"]
+    return b if a == unit else a if b == unit else ["KCompose", a, b]
+
+
+def _halved(term: list | str, times: int) -> list | str:
+    for _ in range(times):
+        term = ["KHalf", term]
+    return term
+
+
+def _text(term: list | str) -> str:
+    return term if isinstance(term, str) else f"({' '.join(_text(t) for t in term)})"
