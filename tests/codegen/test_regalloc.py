@@ -47,3 +47,20 @@ def test_duplicate_outputs_get_a_copy():
     program = generate(decomp)
     check_program(program, decomp, "all")
     assert len(program) == 2
+
+
+def test_long_schedule_does_not_exhaust_the_recursion_limit():
+    # Regression: gauss5 with its eight halvings first, op set basic, made the fallback schedule
+    # ~2000 operations long and register allocation (one recursion per operation) crashed.
+    from kalg.codegen import Limits, generate
+    from kalg.eqsat.optimize import apply_terms
+
+    binomials = "(KCompose (KAdd (Sh 0 0) (Sh 1 0)) (KAdd (Sh 0 0) (Sh 0 1)))"
+    four = f"(KCompose (KCompose {binomials} {binomials}) (KCompose {binomials} {binomials}))"
+    term = f"(KCompose {four} (Sh -2 -2))"
+    for _ in range(8):
+        term = f"(KHalf {term})"
+    decomposition = apply_terms({"A": term})
+    program = generate(decomposition, op_set="basic",
+                       limits=Limits(expansions=1000, total_expansions=2000))
+    assert program  # verified exactly inside generate; here the point is that it returns

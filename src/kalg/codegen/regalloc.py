@@ -12,6 +12,7 @@ place at the end (a parallel copy). `allocate` returns None if nothing works.
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -127,7 +128,14 @@ class _Allocator:
         self.where: dict[int, str] = {}
 
     def run(self) -> list[Instr] | None:
-        return self._dfs(0, dict(self.start))
+        # The search recurses once per operation: a long schedule (hundreds of operations, e.g.
+        # a tap-by-tap candidate) needs more than Python's default depth.
+        depth = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(depth, 4 * len(self.ops) + 1000))
+        try:
+            return self._dfs(0, dict(self.start))
+        finally:
+            sys.setrecursionlimit(depth)
 
     def final_registers(self, finals: list[tuple[str, int]]) -> list[tuple[str, str]]:
         """(wanted register, register it is in) for each output."""
