@@ -35,6 +35,7 @@ def test_program_matches_golden_file(request, name, ops):
     text = compile_file(ROOT / "examples" / f"{name}.kalg", Settings(ops=ops)).text
     path = golden_path(name, ops)
     if request.config.getoption("--regen-golden"):
+        path.parent.mkdir(exist_ok=True)
         path.write_text(text)
     assert path.is_file(), f"no golden file {path.name}: run pytest with --regen-golden"
     assert text == path.read_text(), f"{path.name} changed: review, then --regen-golden"
