@@ -43,7 +43,7 @@ class Settings:
     ops: str | None = None
     registers: tuple[str, ...] | None = None
     emit: Stage = Stage.PROGRAM
-    time_limit: float = 4.0
+    time_limit: float = 10.0
     node_limit: int = 30_000
     progress: Callable[[str], None] | None = None
 
@@ -169,14 +169,22 @@ def _best_program(candidates: dict[str, Decomposition | None], registers: tuple[
 
 
 def _search_stats(o: Optimized) -> dict[str, object]:
-    return {
-        "estimated cost": round(o.cost, 3),
-        "e-graph": f"{o.enodes} e-nodes in {o.eclasses} e-classes",
-        "saturation": f"{o.saturation.stop_reason} after {o.saturation.iterations} iterations",
+    algebra = o.algebra
+    stats: dict[str, object] = {
+        "algebra e-graph": (f"{algebra.nodes} e-nodes, {algebra.stop_reason} after "
+                            f"{algebra.iterations} iterations" if algebra else "not run"),
+        "lowering e-graph": f"{o.enodes} e-nodes in {o.eclasses} e-classes",
+        "lowering saturation": (f"{o.saturation.stop_reason} after "
+                                f"{o.saturation.iterations} iterations"),
         "extraction": "optimal (ILP)" if o.optimal else "greedy or unproven",
+        "estimated cost": round(o.cost, 3),
         "literals": o.literals,
         "seeds": ", ".join(f"{k} {v}" for k, v in sorted(o.analyses.items())),
+        "provenance": o.provenance,
     }
+    for name, terms in o.variants.items():
+        stats[f"best term {name}"] = terms[0] if terms else "none"
+    return stats
 
 
 def _program_stats(program: list[Instr], registers: tuple[str, ...], ops: str) -> dict:

@@ -36,6 +36,8 @@ class Space:
         self._keys: dict[Terms, Key] = {}
         self._opened: dict[Terms, Terms] = {}
         self.descendants = self._descendants()
+        self._atoms = frozenset(i for i, node in enumerate(net.nodes) if node.kind is not Kind.SUM)
+        """Nodes that are their own expansion (the input and the halvings)."""
 
     def _expand_node(self, i: int, kind: Kind, terms: Terms) -> Counter[tuple[int, int, int]]:
         if kind is not Kind.SUM:
@@ -53,9 +55,23 @@ class Space:
         """The exact value of a term list (memoised)."""
         if (k := self._keys.get(terms)) is not None:
             return k
-        k = tuple(sorted((a, x, y, c) for (a, x, y), c in self._expand(terms).items() if c))
+        if self._is_own_key(terms):
+            k = terms
+        else:
+            k = tuple(sorted((a, x, y, c) for (a, x, y), c in self._expand(terms).items() if c))
         self._keys[terms] = k
         return k
+
+    def _is_own_key(self, terms: Terms) -> bool:
+        """Whether `terms` is already its key: atoms only, at strictly increasing (node, x, y)
+        (so sorted, nothing to merge or cancel). The common case, and a cheap test."""
+        atoms = self._atoms
+        prev = None
+        for t in terms:
+            if t[0] not in atoms or (prev is not None and prev >= t[:3]):
+                return False
+            prev = t[:3]
+        return True
 
     def open(self, terms: Terms) -> Terms:
         """A lone sum-node term replaced by the node's own terms (shifted, signed); else as is."""
@@ -98,3 +114,13 @@ def canonical(key: Key) -> tuple[Key, tuple[int, int]]:
         return key, (0, 0)
     _, x0, y0, _ = key[0]
     return tuple((a, x - x0, y - y0, c) for a, x, y, c in key), (x0, y0)
+
+
+def sign_class(key: Key) -> tuple[Key, tuple[int, int], int]:
+    """Translation-and-sign class of a value: canonical key (first coefficient positive),
+    anchor and sign."""
+    canon, anchor = canonical(key)
+    sign = 1 if not canon or canon[0][3] > 0 else -1
+    if sign < 0:
+        canon = tuple((a, x, y, -c) for a, x, y, c in canon)
+    return canon, anchor, sign

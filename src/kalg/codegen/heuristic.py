@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from kalg.codegen.goals import INPUT_KEY, Key, Space, canonical, distance
+from kalg.codegen.goals import INPUT_KEY, Key, Space, distance, sign_class
 from kalg.codegen.network import Kind, Terms
 
 
@@ -110,14 +110,14 @@ class Estimator:
     def goal_class(self, key: Key) -> Key:
         """Canonical key up to translation and sign (memoised)."""
         if (c := self._classes.get(key)) is None:
-            c = self._classes[key] = _class(key)[0]
+            c = self._classes[key] = sign_class(key)[0]
         return c
 
     # ------------------------------------------------------------------ states
     def _info(self, key: Key, terms: Terms) -> _GoalInfo:
         if (info := self._infos.get(key)) is not None:
             return info
-        canon, anchor, sign = _class(key)
+        canon, anchor, sign = sign_class(key)
         nodes: set[int] = set()
         placements: frozenset[tuple[int, int, int, int]] = frozenset()
         if len(terms) == 1 and self.space.kind(terms[0][0]) is not Kind.SUM:
@@ -141,28 +141,31 @@ class Estimator:
             return 0.0
         return self.moves(abs(x) + abs(y)) + (1 if s < 0 else 0)
 
-    def estimate(self, bag: tuple[tuple[Key, Terms], ...]) -> float:
+    def estimate(self, bag: tuple[tuple[Key, Terms], ...],
+                 keys: tuple[Key, ...] | None = None) -> float:
         """Own work of each goal (a translate of a sum goal only pays its move), one div per
         place a halving is wanted (div gives x/2 and -x/2 together), and every node still to
-        build below them, once."""
-        keys = tuple(k for k, _ in bag)
+        build below them, once. `keys`, if given, are the bag's keys (saves building them)."""
+        if keys is None:
+            keys = tuple(k for k, _ in bag)
         if (e := self._estimates.get(keys)) is not None:
             return e
         total = 0.0
         nodes: set[int] = set()
         placed: set[tuple[int, int, int, int]] = set()
         seen: dict[Key, list[tuple[int, int, int]]] = {}
+        infos = self._infos
         for key, terms in bag:
             if key == INPUT_KEY:
                 continue
-            info = self._info(key, terms)
+            if (info := infos.get(key)) is None:
+                info = self._info(key, terms)
             nodes |= info.nodes
             placed |= info.placements
             if info.placements:
                 continue
             if (others := seen.get(info.canon)) is not None:
-                total += min(self.moves(abs(info.x - x) + abs(info.y - y)) + (s != info.sign)
-                             for x, y, s in others)
+                total += self._nearest(info, others)
                 others.append((info.x, info.y, info.sign))
                 continue
             seen[info.canon] = [(info.x, info.y, info.sign)]
@@ -173,6 +176,17 @@ class Estimator:
         total += self.w.pressure * max(0, len(bag) - (self.registers - 2))
         self._estimates[keys] = total
         return total
+
+    def _nearest(self, info: _GoalInfo, others: list[tuple[int, int, int]]) -> int:
+        """Moves (and a neg if the sign differs) to make the goal from the nearest of `others`,
+        translates of it already paid for."""
+        best = None
+        for x, y, s in others:
+            cost = self.moves(abs(info.x - x) + abs(info.y - y)) + (s != info.sign)
+            if best is None or cost < best:
+                best = cost
+        assert best is not None
+        return best
 
     def lower_bound(self, bag: tuple[tuple[Key, Terms], ...]) -> int:
         """Distinct values still to make; a div makes +x/2 and -x/2 together."""
@@ -189,11 +203,3 @@ class Estimator:
             count += 1
         return count
 
-
-def _class(key: Key) -> tuple[Key, tuple[int, int], int]:
-    """Translation-and-sign class of a value: canonical key, anchor and sign."""
-    canon, anchor = canonical(key)
-    sign = 1 if not canon or canon[0][3] > 0 else -1
-    if sign < 0:
-        canon = tuple((a, x, y, -c) for a, x, y, c in canon)
-    return canon, anchor, sign

@@ -11,11 +11,11 @@ or onto a goal that is already wanted (that is how translated partial sums get s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from kalg.codegen.goals import INPUT_KEY, Key, Space, canonical
+from kalg.codegen.goals import INPUT_KEY, Key, Space, canonical, sign_class
 from kalg.codegen.network import Kind, Terms, negate, translate
-from kalg.codegen.splits import three_way, two_way
+from kalg.codegen.splits import three_way_indices, two_way
 from kalg.scamp5.isa import Dir
 
 Vector = tuple[int, int]
@@ -46,10 +46,15 @@ class Step:
 
 @dataclass(frozen=True, slots=True)
 class Move:
-    """`step` makes the goal; `subgoals` are the terms of its operands (one per `step.srcs`)."""
+    """`step` makes the goal; `operands` are its operands' values (one per `step.srcs`)."""
 
     step: Step
-    subgoals: tuple[Terms, ...]
+    operands: tuple[Operand, ...]
+
+    @property
+    def subgoals(self) -> tuple[Terms, ...]:
+        """The terms of the operands: what must be in registers before the step."""
+        return tuple(p.terms for p in self.operands)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,14 +69,55 @@ class Schedule:
         return sum(s.cost for s in self.steps)
 
 
-@dataclass(frozen=True, slots=True)
-class _Part:
-    """A candidate operand: its terms, value and translation class."""
+_Role = tuple["Operand", "Operand", "Operand"]
+"""(a, b, -b): goal = a - (-b) read as X - Y (see `MoveGen._roles`)."""
+
+
+@dataclass(slots=True, eq=False)
+class Operand:
+    """A candidate operand: its terms, value and classes, and facts the move generator and the
+    search ask of it again and again. One object per term list (`MoveGen.part`), so the facts
+    are computed once and operands hash by identity (cheaper than hashing their terms)."""
 
     terms: Terms
     key: Key
-    canon: Key
-    anchor: tuple[int, int]
+    signs: int
+    """Sum of the terms' signs (negative: the part is mostly negated)."""
+    _canonical: tuple[Key, tuple[int, int]] | None = None
+    _cls: Key | None = None
+    _opened: Terms | None = None
+    _gains: dict[Vector, int] | None = None
+    _negated: Operand | None = None
+    _shifted: dict[Vector, Operand] = field(default_factory=dict)
+
+    @property
+    def canon(self) -> Key:
+        """`key` translated to the origin (`goals.canonical`; memoised)."""
+        if self._canonical is None:
+            self._canonical = canonical(self.key)
+        return self._canonical[0]
+
+    @property
+    def anchor(self) -> tuple[int, int]:
+        """The translation from `canon` to `key`."""
+        if self._canonical is None:
+            self._canonical = canonical(self.key)
+        return self._canonical[1]
+
+    @property
+    def cls(self) -> Key:
+        """The value up to translation and sign (`goals.sign_class`; memoised)."""
+        if self._cls is None:
+            self._cls = sign_class(self.key)[0]
+        return self._cls
+
+    @property
+    def gains(self) -> dict[Vector, int]:
+        """Shift vector v -> how much nearer home the terms get when read from p + v
+        (`_gains`; memoised)."""
+        if self._gains is None:
+            self._gains = _gains(self.terms)
+        return self._gains
 
 
 class MoveGen:
@@ -82,30 +128,49 @@ class MoveGen:
         self.fused = op_set == "all"
         self.shifts = dict(SHIFTS_1) | (SHIFTS_2 if self.fused else {})
         self._base: dict[Terms, list[Move]] = {}
-        self._parts: dict[Terms, _Part] = {}
-        self._splits: dict[Terms, list[tuple[_Part, _Part]]] = {}
-        self._shifts: dict[tuple[Terms, Vector], _Part] = {}
-        self._negs: dict[Terms, _Part] = {}
+        self._parts: dict[Terms, Operand] = {}
+        self._splits: dict[Terms, list[tuple[Operand, Operand]]] = {}
 
     # ------------------------------------------------------------------ helpers
-    def part(self, terms: Terms) -> _Part:
+    def part(self, terms: Terms) -> Operand:
         """The operand with these terms (memoised: keys are the expensive part)."""
         if (p := self._parts.get(terms)) is not None:
             return p
-        key = self.space.key(terms)
-        canon, anchor = canonical(key)
-        p = self._parts[terms] = _Part(terms, key, canon, anchor)
+        p = Operand(terms, self.space.key(terms), sum(t[3] for t in terms))
+        self._parts[terms] = p
         return p
 
-    def _shifted(self, terms: Terms, v: Vector) -> _Part:
-        """The operand that, read at p + v, gives `terms`."""
-        if (p := self._shifts.get((terms, v))) is None:
-            p = self._shifts[(terms, v)] = self.part(translate(terms, -v[0], -v[1]))
+    def shifted(self, part: Operand, v: Vector) -> Operand:
+        """The operand that, read at p + v, gives `part` (memoised on `part`)."""
+        if (p := part._shifted.get(v)) is None:
+            dx, dy = -v[0], -v[1]
+            terms, key = _translate_sorted(part.terms, dx, dy), _translate_sorted(part.key, dx, dy)
+            p = part._shifted[v] = self._derived(terms, key, part.signs)
+            # A translate has the same classes: hand over what is known already.
+            if p._canonical is None and part._canonical is not None:
+                canon, (x, y) = part._canonical
+                p._canonical = (canon, (x - v[0], y - v[1]))
+            if p._cls is None:
+                p._cls = part._cls
         return p
 
-    def _negated(self, part: _Part) -> _Part:
-        if (p := self._negs.get(part.terms)) is None:
-            p = self._negs[part.terms] = self.part(negate(part.terms))
+    def opened(self, part: Operand) -> Terms:
+        """`Space.open` of the operand's terms: the goal it becomes (memoised on `part`)."""
+        if part._opened is None:
+            part._opened = self.space.open(part.terms)
+        return part._opened
+
+    def _negated(self, part: Operand) -> Operand:
+        if (p := part._negated) is None:
+            p = self._derived(negate(part.terms), _negated_key(part.key), -part.signs)
+            part._negated = p
+        return p
+
+    def _derived(self, terms: Terms, key: Key, signs: int) -> Operand:
+        """`part(terms)` where the key and signs are known (those of a translate or negation
+        of another operand): saves expanding the terms again."""
+        if (p := self._parts.get(terms)) is None:
+            p = self._parts[terms] = Operand(terms, key, signs)
         return p
 
     # ------------------------------------------------------------------ public
@@ -126,94 +191,101 @@ class MoveGen:
         return self._sum(goal)
 
     # ------------------------------------------------------------------ single terms
-    def _single(self, goal: _Part) -> list[Move]:
+    def _single(self, goal: Operand) -> list[Move]:
         node, x, y, sign = goal.terms[0]
         out = []
         for v, dirs in self.shifts.items():
-            if _gain(goal.terms, v) > 0:
-                out.append(self._mov(goal, self._shifted(goal.terms, v), dirs))
+            if goal.gains[v] > 0:
+                out.append(self._mov(goal, self.shifted(goal, v), dirs))
         if self.space.kind(node) is Kind.HALF:
             out += self._halve(goal, node, x, y, sign)
         elif sign < 0:
             pos = self.part(negate(goal.terms))
-            out.append(Move(Step("neg", (goal.key,), (pos.key,)), (pos.terms,)))
+            out.append(Move(Step("neg", (goal.key,), (pos.key,)), (pos,)))
         return out
 
-    def _mov(self, goal: _Part, src: _Part, dirs: tuple[Dir, ...]) -> Move:
+    def _mov(self, goal: Operand, src: Operand, dirs: tuple[Dir, ...]) -> Move:
         op = "movx" if len(dirs) == 1 else "mov2x"
-        return Move(Step(op, (goal.key,), (src.key,), dirs), (src.terms,))
+        return Move(Step(op, (goal.key,), (src.key,), dirs), (src,))
 
-    def _halve(self, goal: _Part, node: int, x: int, y: int, sign: int) -> list[Move]:
+    def _halve(self, goal: Operand, node: int, x: int, y: int, sign: int) -> list[Move]:
         arg = self.part(self.space.open(translate(self.space.net.nodes[node].terms, x, y)))
         pos = self.part(((node, x, y, 1),))
         neg = self.part(((node, x, y, -1),))
         if self.fused:
-            return [Move(Step("div", (pos.key, neg.key), (arg.key,)), (arg.terms,))]
+            return [Move(Step("div", (pos.key, neg.key), (arg.key,)), (arg,))]
         if sign > 0:
-            return [Move(Step("divq", (goal.key,), (arg.key,)), (arg.terms,))]
-        return [Move(Step("neg", (goal.key,), (pos.key,)), (pos.terms,))]
+            return [Move(Step("divq", (goal.key,), (arg.key,)), (arg,))]
+        return [Move(Step("neg", (goal.key,), (pos.key,)), (pos,))]
 
     # ------------------------------------------------------------------ sums
-    def _sum(self, goal: _Part) -> list[Move]:
+    def _sum(self, goal: Operand) -> list[Move]:
         out: list[Move] = []
         for p, q in self.splits(goal.terms):
             out += self._pair(goal, p, q)
         if self.fused:
             out += self._triples(goal)
-        if sum(s for *_, s in goal.terms) < 0:
+        if goal.signs < 0:
             pos = self.part(negate(goal.terms))
-            out.append(Move(Step("neg", (goal.key,), (pos.key,)), (pos.terms,)))
+            out.append(Move(Step("neg", (goal.key,), (pos.key,)), (pos,)))
         for v, dirs in self.shifts.items():
-            if _gain(goal.terms, v) > 0:
-                out.append(self._mov(goal, self._shifted(goal.terms, v), dirs))
+            if goal.gains[v] > 0:
+                out.append(self._mov(goal, self.shifted(goal, v), dirs))
         return out
 
-    def _pair(self, goal: _Part, p: _Part, q: _Part) -> list[Move]:
+    def _pair(self, goal: Operand, p: Operand, q: Operand) -> list[Move]:
         """add / sub of two parts, unshifted or with a shift that brings them home."""
         if not p.key or not q.key:
             return []
+        roles = self._roles(p, q)
         out = self._add(goal, p, q)
-        out += self._subs(goal, p, q, (0, 0), ())
+        out += self._subs(goal, roles, (0, 0), ())
         if not self.fused:
             return out
         out += self._self_difference(goal, p, q)
+        gains_p, gains_q = p.gains, q.gains
         for v, dirs in self.shifts.items():
-            gain_p, gain_q = _gain(p.terms, v), _gain(q.terms, v)
+            gain_p, gain_q = gains_p[v], gains_q[v]
             if gain_p + gain_q > 0 or (gain_p + gain_q == 0 and _lands_home(p, q, v)):
-                out += self._add(goal, self._shifted(p.terms, v), self._shifted(q.terms, v), dirs)
+                out += self._add(goal, self.shifted(p, v), self.shifted(q, v), dirs)
             if gain_p > 0 or gain_q > 0:
-                out += self._subs(goal, p, q, v, dirs, only_closer=True)
+                out += self._subs(goal, roles, v, dirs, only_closer=True)
         return out
 
-    def _add(self, goal: _Part, p: _Part, q: _Part, dirs: tuple[Dir, ...] = ()) -> list[Move]:
+    def _add(self, goal: Operand, p: Operand, q: Operand, dirs: tuple[Dir, ...] = ()) -> list[Move]:
         """goal = p + q (both read at p + dirs); equal operands need a copy first (`double`)."""
         if p.key == q.key:
-            return [] if dirs else [Move(Step("double", (goal.key,), (p.key,)), (p.terms,))]
+            return [] if dirs else [Move(Step("double", (goal.key,), (p.key,)), (p,))]
         op = ("add", "addx", "add2x")[len(dirs)]
-        a, b = sorted((p, q), key=lambda t: t.key)
-        return [Move(Step(op, (goal.key,), (a.key, b.key), dirs), (a.terms, b.terms))]
+        a, b = (p, q) if p.key < q.key else (q, p)  # operands in key order
+        return [Move(Step(op, (goal.key,), (a.key, b.key), dirs), (a, b))]
 
-    def _subs(self, goal: _Part, p: _Part, q: _Part, v: Vector, dirs: tuple[Dir, ...],
-              only_closer: bool = False, any_sign: bool = False) -> list[Move]:
-        """goal = X(p+v) - Y with {X(+v), -Y} = {p, q} in either role. Unless `any_sign`, Y must
-        be a single term or mostly negative in the goal, so that -Y is a natural value."""
+    def _roles(self, p: Operand, q: Operand, any_sign: bool = False) -> list[_Role]:
+        """The ways to read goal = p + q as X - Y: (a, b, -b) with X = a (shifted by the move)
+        and Y = -b, for {a, b} = {p, q}. Unless `any_sign`, b must be a single term or mostly
+        negative in the goal, so that -b is a natural value."""
+        return [(a, b, self._negated(b)) for a, b in ((p, q), (q, p))
+                if any_sign or b.signs < 0 or len(b.terms) <= 1]
+
+    def _subs(self, goal: Operand, roles: list[_Role], v: Vector, dirs: tuple[Dir, ...],
+              only_closer: bool = False) -> list[Move]:
+        """goal = X(p+v) - Y in each of the `roles`; `only_closer`: where X gets nearer home."""
         out = []
-        for a, b in ((p, q), (q, p)):
-            if not any_sign and sum(s for *_, s in b.terms) >= 0 and len(b.terms) > 1:
+        for a, _, y in roles:
+            if only_closer and a.gains[v] <= 0:
                 continue
-            if only_closer and _gain(a.terms, v) <= 0:
-                continue
-            x = self._shifted(a.terms, v) if dirs else a
-            y = self._negated(b)
+            x = self.shifted(a, v) if dirs else a
             if x.key == y.key and not dirs:
                 continue  # x - x: nothing to compute (a shifted x(p+v) - x(p) is fine)
             op = ("sub", "subx", "sub2x")[len(dirs)]
-            out.append(Move(Step(op, (goal.key,), (x.key, y.key), dirs), (x.terms, y.terms)))
+            out.append(Move(Step(op, (goal.key,), (x.key, y.key), dirs), (x, y)))
         return out
 
-    def _self_difference(self, goal: _Part, p: _Part, q: _Part) -> list[Move]:
+    def _self_difference(self, goal: Operand, p: Operand, q: Operand) -> list[Move]:
         """goal = y(p+v) - y(p) from one register y (as in Sobel's sub2x(A, B, west, west, B))."""
         out = []
+        if len(p.key) != len(q.key):
+            return out  # a translate of -q has as many atoms as q (a cheap first test)
         for a, b in ((p, q), (q, p)):
             y = self._negated(b)
             if y.canon != a.canon:
@@ -221,23 +293,30 @@ class MoveGen:
             v = (a.anchor[0] - y.anchor[0], a.anchor[1] - y.anchor[1])
             if (dirs := self.shifts.get(v)) is not None:
                 op = ("subx", "sub2x")[len(dirs) - 1]
-                out.append(Move(Step(op, (goal.key,), (y.key, y.key), dirs), (y.terms, y.terms)))
+                out.append(Move(Step(op, (goal.key,), (y.key, y.key), dirs), (y, y)))
         return out
 
-    def _triples(self, goal: _Part) -> list[Move]:
+    def _triples(self, goal: Operand) -> list[Move]:
         """goal = p + q + r (3-operand add of three different values)."""
         out = []
         seen: set[tuple[Key, ...]] = set()
-        for parts in three_way(goal.terms):
-            ps = sorted((self.part(t) for t in parts), key=lambda t: t.key)
+        terms = goal.terms
+        blocks: dict[tuple[int, ...], Operand] = {}  # a block recurs in many splits
+        for split in three_way_indices(len(terms)):
+            ps = []
+            for block in split:
+                if (part := blocks.get(block)) is None:
+                    part = blocks[block] = self.part(tuple([terms[i] for i in block]))
+                ps.append(part)
+            ps.sort(key=_operand_key)
             keys = tuple(p.key for p in ps)
-            if keys in seen or not all(keys) or len(set(keys)) < 3:
-                continue
+            if not all(keys) or keys[0] == keys[1] or keys[1] == keys[2] or keys in seen:
+                continue  # an empty or repeated operand (sorted: repeats are adjacent)
             seen.add(keys)
-            out.append(Move(Step("add3", (goal.key,), keys), tuple(p.terms for p in ps)))
+            out.append(Move(Step("add3", (goal.key,), keys), tuple(ps)))
         return out
 
-    def splits(self, terms: Terms) -> list[tuple[_Part, _Part]]:
+    def splits(self, terms: Terms) -> list[tuple[Operand, Operand]]:
         """Distinct 2-way splits of a term multiset (all of them for short goals)."""
         if (s := self._splits.get(terms)) is not None:
             return s
@@ -260,46 +339,89 @@ class MoveGen:
         goal = self.part(terms)
         if not wanted or len(terms) == 0 or goal.key == INPUT_KEY:
             return []
-        out = [self._mov(goal, self._shifted(terms, v), dirs)
+        out = [self._mov(goal, self.shifted(goal, v), dirs)
                for v, dirs in self._vectors_to(goal, wanted)]
         if len(terms) >= 2:
+            negated = {_negated_key(k) for k in present}
             for p, q in self.splits(terms):
-                out += self._merge_pair(goal, p, q, present, wanted)
+                out += self._merge_pair(goal, p, q, present, negated, wanted)
         return out
 
-    def _vectors_to(self, part: _Part, wanted: dict[Key, list[tuple[int, int]]]):
+    def _vectors_to(self, part: Operand, wanted: dict[Key, list[tuple[int, int]]]):
         for ax, ay in wanted.get(part.canon, ()):
             v = (part.anchor[0] - ax, part.anchor[1] - ay)
             if (dirs := self.shifts.get(v)) is not None:
                 yield v, dirs
 
-    def _merge_pair(self, goal: _Part, p: _Part, q: _Part, present: set[Key],
+    def _merge_pair(self, goal: Operand, p: Operand, q: Operand, present: set[Key],
+                    negated_present: set[Key],
                     wanted: dict[Key, list[tuple[int, int]]]) -> list[Move]:
-        """Splits with a part (or its negation) wanted as is, or wanted up to one move."""
+        """Splits with a part (or its negation) wanted as is, or wanted up to one move.
+        `negated_present` holds the negations of `present` (p's negation is wanted exactly when
+        p is among them: no need to make the negated operand to ask)."""
         if not p.key or not q.key:
             return []
         out = []
         if p.key in present or q.key in present:
             out += self._add(goal, p, q)
-        negated = self._negated(q).key in present or self._negated(p).key in present
+        negated = q.key in negated_present or p.key in negated_present
+        roles = None
         if negated or p.key in present or q.key in present:
-            out += self._subs(goal, p, q, (0, 0), (), any_sign=True)
+            roles = self._roles(p, q, any_sign=True)
+            out += self._subs(goal, roles, (0, 0), ())
         if not self.fused:
             return out
         vectors = dict(self._vectors_to(p, wanted)) | dict(self._vectors_to(q, wanted))
         for v, dirs in sorted(vectors.items()):
-            ps, qs = self._shifted(p.terms, v), self._shifted(q.terms, v)
+            ps, qs = self.shifted(p, v), self.shifted(q, v)
             out += self._add(goal, ps, qs, dirs)
-            out += self._subs(goal, p, q, v, dirs, any_sign=True)
+            roles = roles or self._roles(p, q, any_sign=True)
+            out += self._subs(goal, roles, v, dirs)
         return out
 
 
-def _lands_home(p: _Part, q: _Part, v: Vector) -> bool:
+def _translate_sorted(terms: Terms, dx: int, dy: int) -> Terms:
+    """`network.translate` for sorted terms (as all `Terms` and keys are): a common offset
+    keeps their order, so there is nothing to sort."""
+    return tuple([(n, x + dx, y + dy, s) for n, x, y, s in terms])
+
+
+def _operand_key(part: Operand) -> Key:
+    return part.key
+
+
+def _negated_key(key: Key) -> Key:
+    """The key of the negated value. A key has one entry per (atom, x, y), so negating its
+    coefficients keeps it sorted."""
+    return tuple((a, x, y, -c) for a, x, y, c in key)
+
+
+def _lands_home(p: Operand, q: Operand, v: Vector) -> bool:
     """A lone term of p or q moves exactly onto its node's own place."""
     return any(len(t.terms) == 1 and t.terms[0][1:3] == v for t in (p, q))
 
 
-def _gain(terms: Terms, v: Vector) -> int:
-    """How much nearer home the terms get when their operand is read from p + v instead."""
-    vx, vy = v
-    return sum(abs(x) + abs(y) - abs(x - vx) - abs(y - vy) for _, x, y, _ in terms)
+def _gains(terms: Terms) -> dict[Vector, int]:
+    """How much nearer home the terms get when their operand is read from p + v instead of p,
+    for every shift vector v. A term's gain, |x| + |y| - |x - vx| - |y - vy|, is an x part
+    plus a y part, so one count per axis gives every vector."""
+    nx, ny = [0] * 5, [0] * 5
+    for _, x, y, _ in terms:
+        nx[x + 2 if -2 <= x <= 2 else (0 if x < 0 else 4)] += 1
+        ny[y + 2 if -2 <= y <= 2 else (0 if y < 0 else 4)] += 1
+    gx, gy = _axis_gains(nx), _axis_gains(ny)
+    return {(dx, dy): gx[dx] + gy[dy] for dx, dy in _VECTORS}
+
+
+_VECTORS = (*SHIFTS_1, *SHIFTS_2)
+"""Every shift vector (components -2..2)."""
+
+
+def _axis_gains(counts: list[int]) -> dict[int, int]:
+    """Per step d in -2..2 along one axis, the sum of |c| - |c - d| over the coordinates c,
+    given `counts`: how many are <= -2, -1, 0, 1, >= 2. For d > 0 a coordinate gains d from d
+    on, loses d up to 0 and gains 2c - d between (0 for d = 2, c = 1); d < 0 mirrors that."""
+    le_m2, m1, z, p1, ge2 = counts
+    return {0: 0,
+            1: p1 + ge2 - (z + m1 + le_m2), 2: 2 * ge2 - 2 * (z + m1 + le_m2),
+            -1: m1 + le_m2 - (z + p1 + ge2), -2: 2 * le_m2 - 2 * (z + p1 + ge2)}

@@ -29,10 +29,13 @@ def need(step: Step, through: set[Key], before: int) -> int:
         return before + 1  # divq: y != x0; double: a copy first
     if step.op == "res":
         return len(through) + 1
-    dying = [k for k in step.srcs if k not in through]
-    forbidden = {step.srcs[-1]} if step.op in _SUBTRAHEND_RULE else set()
-    reusable = [k for k in dying if k not in forbidden]
-    return before if reusable else before + 1
+    # The result may take the register of an operand read for the last time (one not live
+    # across the step), unless the ISA forbids that operand (the subtrahend).
+    forbidden = step.srcs[-1] if step.op in _SUBTRAHEND_RULE else None
+    for k in step.srcs:
+        if k not in through and (forbidden is None or k != forbidden):
+            return before
+    return before + 1
 
 
 def expandable(space: Space, bag: Sequence[tuple[Key, Terms]]) -> list[Terms]:

@@ -20,19 +20,23 @@ from enum import Enum
 from kalg.codegen.goals import INPUT_KEY, Key, Space, canonical
 from kalg.codegen.heuristic import Estimator, Weights
 from kalg.codegen.limits import Budget, Limits
-from kalg.codegen.moves import Move, MoveGen, Schedule, Step
+from kalg.codegen.moves import Move, MoveGen, Operand, Schedule, Step
 from kalg.codegen.network import Network, Terms
 from kalg.codegen.pressure import expandable, need
 
 Bag = tuple[tuple[Key, Terms], ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class _State:
     bag: Bag
+    keys: tuple[Key, ...]
+    """The bag's keys (`_bag_keys`): the state's identity, asked for often."""
     g: int
     step: Step | None = None
     parent: _State | None = field(default=None, repr=False)
+    estimate: float | None = None
+    """`Estimator.estimate` of the bag, once the search has asked for it."""
 
     def steps(self) -> list[Step]:
         """Program order: the state's own step was the *first* instruction of its suffix."""
@@ -86,7 +90,8 @@ class _Search:
         self.space = space
         self.gen = gen
         self.est = Estimator(space, "all" if gen.fused else "basic", registers, weights)
-        self._ranked_base: dict[Terms, list[tuple[float, Move]]] = {}
+        self._ranked_base: dict[Terms, list[tuple[float, Move, frozenset[Key]]]] = {}
+        self._operand_costs: dict[Operand, float] = {}
         self.registers = registers
         self.limits = limits
         self.outputs = tuple((reg, space.key(space.open(t))) for reg, t in space.net.outputs)
@@ -126,17 +131,25 @@ class _Search:
             goals.setdefault(key, self.space.open(terms))
         if len(goals) > self.registers:
             return None
-        return _State(tuple(sorted(goals.items())), 0)
+        bag = tuple(sorted(goals.items()))
+        return _State(bag, _bag_keys(bag), 0)
 
     def _select(self, states: list[_State]) -> list[_State]:
-        ranked = sorted(states, key=lambda s: (self.est.estimate(s.bag), _bag_keys(s.bag)))
+        ranked = sorted(states, key=lambda s: (self._estimate(s), s.keys))
         return ranked[: self.limits.beam]
+
+    def _estimate(self, state: _State) -> float:
+        """The state's estimate, computed once (the estimator memoises by keys as well, but
+        building and hashing the key tuple again costs more than keeping the number)."""
+        if state.estimate is None:
+            state.estimate = self.est.estimate(state.bag, state.keys)
+        return state.estimate
 
     def _expand_level(self, states: list[_State], levels: dict[int, list[_State]]) -> None:
         for state in states:
             if self.expanded >= self.limits.expansions or self.budget.left <= 0:
                 return
-            if self.best_g.get(_bag_keys(state.bag), state.g + 1) < state.g:
+            if self.best_g.get(state.keys, state.g + 1) < state.g:
                 continue
             self.expanded += 1
             self.budget.left -= 1
@@ -166,13 +179,13 @@ class _Search:
             if _done(child.bag):
                 self.found.append(child)
                 continue
-            keys = _bag_keys(child.bag)
+            keys = child.keys
             if self.best_g.get(keys, child.g + 1) <= child.g:
                 continue
             self.best_g[keys] = child.g
             if self._hopeless(child):
                 continue
-            scored.append((self.est.estimate(child.bag), keys, child))
+            scored.append((self._estimate(child), keys, child))
         return scored, tried > 0
 
     def _promising(self, state: _State, focus: Focus) -> list[Move]:
@@ -189,8 +202,8 @@ class _Search:
         goals = self._goals(state, focus)
         for terms in goals:
             own = self.est.goal_cost(terms)
-            for work, move in self._base_moves(terms):
-                if not present.isdisjoint(move.step.srcs):
+            for work, move, srcs in self._base_moves(terms):
+                if not present.isdisjoint(srcs):
                     work = self._work(move, present, classes)
                 ranked.append((work - own, len(ranked), move))
             for move in self.gen.merges(terms, present, wanted):
@@ -206,30 +219,41 @@ class _Search:
             return [t for k, t in state.bag if k in state.step.srcs and k != INPUT_KEY] or goals
         return goals
 
-    def _base_moves(self, terms: Terms) -> list[tuple[float, Move]]:
-        """A goal's own moves with their work, best first, the first `moves_per_goal` only."""
+    def _base_moves(self, terms: Terms) -> list[tuple[float, Move, frozenset[Key]]]:
+        """A goal's own moves with their work, best first, the first `moves_per_goal` only,
+        each with the set of its operands' keys (a set keeps their hashes: tuples do not)."""
         if (ranked := self._ranked_base.get(terms)) is None:
             moves = self.gen.base(terms)
-            scored = sorted((self._work(m, set(), set()), i) for i, m in enumerate(moves))
+            empty: set[Key] = set()
+            scored = sorted((self._work(m, empty, empty), i) for i, m in enumerate(moves))
             keep = scored[: self.limits.moves_per_goal]
-            ranked = self._ranked_base[terms] = [(w, moves[i]) for w, i in keep]
+            ranked = [(w, moves[i], frozenset(moves[i].step.srcs)) for w, i in keep]
+            self._ranked_base[terms] = ranked
         return ranked
 
     def _work(self, move: Move, present: set[Key], classes: set[Key]) -> float:
         """The instruction plus what its operands still need: nothing for a value already
         wanted, a move for a translate of one (or of another operand), else their own cost."""
         total = float(move.step.cost)
-        seen: set[Key] = set()
-        for key, sub in zip(move.step.srcs, move.subgoals, strict=True):
-            if key in present:
+        seen: list[Key] = []  # at most 3 operands: a list beats hashing keys into a set
+        for part in move.operands:
+            # Test for emptiness first: `in` hashes its tuple even to search an empty set.
+            if present and part.key in present:
                 continue
-            cls = self.est.goal_class(key)
-            if cls in classes or cls in seen:
+            cls = part.cls
+            if (classes and cls in classes) or cls in seen:
                 total += 1
                 continue
-            seen.add(cls)
-            total += self.est.goal_cost(self.space.open(sub)) + self.est.w.size
+            seen.append(cls)
+            total += self._operand_cost(part)
         return total
+
+    def _operand_cost(self, part: Operand) -> float:
+        """What making an operand that is not wanted yet costs (memoised per operand)."""
+        if (c := self._operand_costs.get(part)) is None:
+            c = self.est.goal_cost(self.gen.opened(part)) + self.est.w.size
+            self._operand_costs[part] = c
+        return c
 
     def _hopeless(self, child: _State) -> bool:
         if not self.found:
@@ -239,23 +263,37 @@ class _Search:
     def _apply(self, state: _State, move: Move) -> _State | None:
         """The state before `move`'s step, or None if the step does not fit the budget."""
         step = move.step
-        through = [(k, t) for k, t in state.bag if k not in step.dests]
-        before = dict(through)
-        for key, sub in zip(step.srcs, move.subgoals, strict=True):
-            if key not in before:
-                before[key] = self.space.open(sub)
+        through = [entry for entry in state.bag if entry[0] not in step.dests]
         live = {k for k, _ in through}
-        if need(step, live, len(before)) > self.registers:
+        added = _new_operands(move, live)
+        if need(step, live, len(through) + len(added)) > self.registers:
             return None
-        bag = tuple(sorted(before.items())) if len(before) > len(through) else tuple(through)
+        if added:
+            bag = tuple(sorted(through + [(p.key, self.gen.opened(p)) for p in added]))
+        else:
+            bag = tuple(through)
         # Making the output bound for the input's register while the input is still live
         # means that output cannot go straight to its register: it costs a final move.
         clash = int(self.input_output in step.dests and INPUT_KEY in live)
-        return _State(bag, state.g + step.cost + clash, step, state)
+        return _State(bag, _bag_keys(bag), state.g + step.cost + clash, step, state)
+
+
+def _new_operands(move: Move, live: set[Key]) -> list[Operand]:
+    """The step's operands that are not live across it, one per value (the first)."""
+    added: list[Operand] = []
+    for part in move.operands:
+        key = part.key
+        if key not in live:
+            for p in added:
+                if p.key == key:
+                    break
+            else:
+                added.append(part)
+    return added
 
 
 def _bag_keys(bag: Bag) -> tuple[Key, ...]:
-    return tuple(k for k, _ in bag)
+    return tuple([k for k, _ in bag])
 
 
 def _done(bag: Bag) -> bool:

@@ -7,6 +7,7 @@ stays bounded.
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 from kalg.codegen.network import Terms
@@ -27,28 +28,44 @@ def three_way(terms: Terms) -> list[tuple[Terms, Terms, Terms]]:
     return _all_three_way(terms) if len(terms) <= FULL_SPLIT_3 else []
 
 
+def three_way_indices(k: int) -> tuple[tuple[tuple[int, ...], ...], ...]:
+    """`three_way` of k terms as positions: the blocks of every split, in the same order."""
+    return _three_way_indices(k) if k <= FULL_SPLIT_3 else ()
+
+
 def _all_two_way(terms: Terms) -> list[tuple[Terms, Terms]]:
-    k = len(terms)
+    return [(tuple(terms[i] for i in a), tuple(terms[i] for i in b))
+            for a, b in _two_way_indices(len(terms))]
+
+
+@functools.cache
+def _two_way_indices(k: int) -> tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]:
+    """The splits of positions 0..k-1 into two blocks, in mask order (the same for every goal
+    of k terms, so computed once per k)."""
     out = []
     for mask in range(1, 1 << (k - 1)):
-        a = tuple(t for i, t in enumerate(terms) if mask >> i & 1)
-        b = tuple(t for i, t in enumerate(terms) if not mask >> i & 1)
+        a = tuple(i for i in range(k) if mask >> i & 1)
+        b = tuple(i for i in range(k) if not mask >> i & 1)
         out.append((a, b))
-    return out
+    return tuple(out)
 
 
 def _all_three_way(terms: Terms) -> list[tuple[Terms, Terms, Terms]]:
     """Set partitions into exactly 3 blocks (restricted-growth labelings)."""
-    k = len(terms)
+    return [tuple(tuple(terms[i] for i in block) for block in blocks)  # type: ignore[misc]
+            for blocks in _three_way_indices(len(terms))]
+
+
+@functools.cache
+def _three_way_indices(k: int) -> tuple[tuple[tuple[int, ...], ...], ...]:
+    """The partitions of positions 0..k-1 into exactly 3 blocks, in labeling order (once per k)."""
     out = []
     for labels in itertools.product(range(3), repeat=k - 1):
         full = (0, *labels)
         if not _restricted_growth(full) or max(full) != 2:
             continue
-        blocks = tuple(tuple(t for t, lab in zip(terms, full, strict=True) if lab == b)
-                       for b in range(3))
-        out.append(blocks)
-    return out
+        out.append(tuple(tuple(i for i, lab in enumerate(full) if lab == b) for b in range(3)))
+    return tuple(out)
 
 
 def _restricted_growth(labels: tuple[int, ...]) -> bool:

@@ -38,8 +38,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--emit", choices=[s.value for s in Stage], default=Stage.PROGRAM.value,
                    help="stop after this stage and print its result (default: program)")
     p.add_argument("-o", "--output", metavar="OUT", help="write the result to OUT, not stdout")
-    p.add_argument("--time-limit", metavar="S", type=_positive_float, default=4.0,
-                   help="seconds for e-graph saturation and for extraction (default: 4)")
+    p.add_argument("--time-limit", metavar="S", type=_positive_float, default=10.0,
+                   help="safety limit in seconds for e-graph saturation (the ILP gets 3x); "
+                        "the node and iteration caps normally stop it first (default: 10)")
     p.add_argument("--node-limit", metavar="N", type=int, default=30_000,
                    help="stop saturating once the e-graph has N e-nodes (default: 30000)")
     p.add_argument("--stats", action="store_true",

@@ -176,7 +176,7 @@ def ilp(g: Graph, root: str, cost: Cost, time_limit: float = 5.0,
         ({i: 1.0 for i in members[root]}, 1.0, math.inf)]
     for n in nids:
         node = g.nodes[n]
-        for kid in set(node.children):
+        for kid in dict.fromkeys(node.children):  # ordered: row order steers HiGHS ties
             if kid == node.eclass or kid not in members:
                 rows.append(({index[n]: 1.0}, 0.0, 0.0))  # self-loop or dead child: never pick
                 continue

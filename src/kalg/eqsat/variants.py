@@ -42,7 +42,7 @@ def node_cost(node: ENode, cost: Cost, best: Best) -> float:
     own = cost(node)
     if own is None or any(k not in best for k in node.children):
         return math.inf
-    return own + sum(best[k][0] for k in set(node.children))
+    return own + sum(best[k][0] for k in dict.fromkeys(node.children))
 
 
 def render(g: Graph, cid: str, choice: dict[str, str]) -> str | None:
