@@ -85,6 +85,10 @@ class Operand:
     """Sum of the terms' signs (negative: the part is mostly negated)."""
     _canonical: tuple[Key, tuple[int, int]] | None = None
     _cls: Key | None = None
+    _moved_from: tuple[Operand, int, int] | None = None
+    """(source, dx, dy) if made as `source` moved by (dx, dy): same canonical key."""
+    _class_of: Operand | None = None
+    """An older operand of the same class (source of a translate or a negation), if any."""
     _opened: Terms | None = None
     _gains: dict[Vector, int] | None = None
     _negated: Operand | None = None
@@ -93,22 +97,29 @@ class Operand:
     @property
     def canon(self) -> Key:
         """`key` translated to the origin (`goals.canonical`; memoised)."""
-        if self._canonical is None:
-            self._canonical = canonical(self.key)
-        return self._canonical[0]
+        return self._canonical_pair()[0]
 
     @property
     def anchor(self) -> tuple[int, int]:
         """The translation from `canon` to `key`."""
+        return self._canonical_pair()[1]
+
+    def _canonical_pair(self) -> tuple[Key, tuple[int, int]]:
         if self._canonical is None:
-            self._canonical = canonical(self.key)
-        return self._canonical[1]
+            if self._moved_from is None:
+                self._canonical = canonical(self.key)
+            else:  # a translate: the source's canonical key, the anchor moved along
+                source, dx, dy = self._moved_from
+                canon, (x, y) = source._canonical_pair()
+                self._canonical = (canon, (x + dx, y + dy))
+        return self._canonical
 
     @property
     def cls(self) -> Key:
         """The value up to translation and sign (`goals.sign_class`; memoised)."""
         if self._cls is None:
-            self._cls = sign_class(self.key)[0]
+            same = self._class_of
+            self._cls = same.cls if same is not None else sign_class(self.key)[0]
         return self._cls
 
     @property
@@ -145,13 +156,7 @@ class MoveGen:
         if (p := part._shifted.get(v)) is None:
             dx, dy = -v[0], -v[1]
             terms, key = _translate_sorted(part.terms, dx, dy), _translate_sorted(part.key, dx, dy)
-            p = part._shifted[v] = self._derived(terms, key, part.signs)
-            # A translate has the same classes: hand over what is known already.
-            if p._canonical is None and part._canonical is not None:
-                canon, (x, y) = part._canonical
-                p._canonical = (canon, (x - v[0], y - v[1]))
-            if p._cls is None:
-                p._cls = part._cls
+            p = part._shifted[v] = self._derived(terms, key, part.signs, part, (dx, dy))
         return p
 
     def opened(self, part: Operand) -> Terms:
@@ -162,15 +167,20 @@ class MoveGen:
 
     def _negated(self, part: Operand) -> Operand:
         if (p := part._negated) is None:
-            p = self._derived(negate(part.terms), _negated_key(part.key), -part.signs)
+            p = self._derived(negate(part.terms), _negated_key(part.key), -part.signs, part)
             part._negated = p
         return p
 
-    def _derived(self, terms: Terms, key: Key, signs: int) -> Operand:
-        """`part(terms)` where the key and signs are known (those of a translate or negation
-        of another operand): saves expanding the terms again."""
+    def _derived(self, terms: Terms, key: Key, signs: int, source: Operand,
+                 moved: tuple[int, int] | None = None) -> Operand:
+        """`part(terms)` for a translate (by `moved`) or negation of `source`, whose key and
+        signs are known: saves expanding the terms again, and a new operand takes its classes
+        from `source` when asked (only a new one: links then point to older operands)."""
         if (p := self._parts.get(terms)) is None:
             p = self._parts[terms] = Operand(terms, key, signs)
+            p._class_of = source
+            if moved is not None:
+                p._moved_from = (source, *moved)
         return p
 
     # ------------------------------------------------------------------ public
@@ -343,8 +353,9 @@ class MoveGen:
                for v, dirs in self._vectors_to(goal, wanted)]
         if len(terms) >= 2:
             negated = {_negated_key(k) for k in present}
+            sizes = {len(canon) for canon in wanted}
             for p, q in self.splits(terms):
-                out += self._merge_pair(goal, p, q, present, negated, wanted)
+                out += self._merge_pair(goal, p, q, present, negated, wanted, sizes)
         return out
 
     def _vectors_to(self, part: Operand, wanted: dict[Key, list[tuple[int, int]]]):
@@ -354,11 +365,12 @@ class MoveGen:
                 yield v, dirs
 
     def _merge_pair(self, goal: Operand, p: Operand, q: Operand, present: set[Key],
-                    negated_present: set[Key],
-                    wanted: dict[Key, list[tuple[int, int]]]) -> list[Move]:
+                    negated_present: set[Key], wanted: dict[Key, list[tuple[int, int]]],
+                    sizes: set[int]) -> list[Move]:
         """Splits with a part (or its negation) wanted as is, or wanted up to one move.
         `negated_present` holds the negations of `present` (p's negation is wanted exactly when
-        p is among them: no need to make the negated operand to ask)."""
+        p is among them: no need to make the negated operand to ask); `sizes` the lengths of
+        the keys in `wanted` (a part of another length is no translate of one: no lookup)."""
         if not p.key or not q.key:
             return []
         out = []
@@ -371,7 +383,10 @@ class MoveGen:
             out += self._subs(goal, roles, (0, 0), ())
         if not self.fused:
             return out
-        vectors = dict(self._vectors_to(p, wanted)) | dict(self._vectors_to(q, wanted))
+        vectors = {}
+        for part in (p, q):
+            if len(part.key) in sizes:
+                vectors |= dict(self._vectors_to(part, wanted))
         for v, dirs in sorted(vectors.items()):
             ps, qs = self.shifted(p, v), self.shifted(q, v)
             out += self._add(goal, ps, qs, dirs)
