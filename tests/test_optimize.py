@@ -143,3 +143,13 @@ def test_gauss3_is_extracted_as_four_binomial_factors():
     assert best.count("(KAdd (Sh 0 0) (Sh 1 0))") == 2, best
     assert best.count("(KAdd (Sh 0 0) (Sh 0 1))") == 2, best
     assert best.count("KHalf") == 4, best
+
+
+def test_registers_beyond_f_are_a_clear_error(capsys, tmp_path):
+    # Regression: registers A..R passed the front end and crashed the simulator with KeyError 'G'.
+    source = tmp_path / "wide.kalg"
+    source.write_text("target scamp5 { registers: A..R, input: A, ops: all }\n"
+                      "kernel k = [ 7 5 8\n 4 5 8\n 6 5 4 ] / 8\n")
+    code, out, err = run(capsys, "optimize", str(source))
+    assert code == 1 and out == ""
+    assert "G" in err and "A..F" in err and "Traceback" not in err

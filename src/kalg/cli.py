@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from kalg import __version__
 from kalg.diagnostics import KalgError
+from kalg.resources import PROCESS_MEMORY_MIB, limit_memory
 
 SUBCOMMANDS = ("check", "optimize", "simulate", "bench")
 
@@ -40,13 +41,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors and 0 on --help
         return int(exc.code or 0)
+    limit_memory()
     try:
         return int(args._run(args))
     except KalgError as err:
         print(err.render(), file=sys.stderr)
         return err.exit_code
     except MemoryError:
-        print("kalg: error: out of memory; lower --node-limit or --time-limit", file=sys.stderr)
+        print("kalg: error: out of memory (the limit is KALG_MEMORY_MIB, default "
+              f"{PROCESS_MEMORY_MIB} MiB): the kernel is too large for this search; lower "
+              "--node-limit, or approximate or split the kernel", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("kalg: interrupted", file=sys.stderr)

@@ -22,6 +22,7 @@ from kalg.eqsat.optimize import Optimized, Options, direct_decomposition, optimi
 from kalg.frontend.ast import dump
 from kalg.frontend.report import format_definition
 from kalg.kernel import REAL
+from kalg.scamp5.isa import REGISTERS as SCAMP5_REGISTERS
 from kalg.scamp5.isa import Instr, bus_steps
 from kalg.scamp5.simulator import verify_numeric
 from kalg.scamp5.text import format_program
@@ -111,6 +112,10 @@ def _check_compilable(definition: frontend.Definition, input_register: str,
         raise KalgSemanticError(
             f"'{definition.name}' is a {definition.semiring.name} kernel; SCAMP-5's analogue "
             "registers compute real sums only", definition.span)
+    unknown = [r for r in registers if r not in SCAMP5_REGISTERS]
+    if unknown:
+        raise KalgError(f"register(s) {', '.join(unknown)} do not exist on SCAMP-5: its analogue "
+                        f"registers are {'..'.join(SCAMP5_REGISTERS[::5])}; use a subset of them")
     missing = sorted(set(definition.outputs) - set(registers)) + (
         [input_register] if input_register not in registers else [])
     if missing:
@@ -128,6 +133,10 @@ SCREEN = codegen.QUICK
 
 REFINE = codegen.Limits(expansions=1000, total_expansions=2000)
 """Limits for the most promising candidates after screening: a wider search, about a second."""
+
+MAX_VALUES = 400
+"""Candidates with more live values than this are not given to the code generator: its search
+state grows with them (a 1600-value greedy extraction of a 13x13 Gaussian exhausts memory)."""
 
 REFINED = 2
 """How many screened candidates are searched again with `REFINE`..."""
@@ -154,7 +163,11 @@ def _best_program(candidates: dict[str, Decomposition | None], registers: tuple[
             return
         found.append(((len(program), bus_steps(program), order), name, program))
 
-    names = [name for name, d in candidates.items() if d is not None]
+    names = [name for name, d in candidates.items()
+             if d is not None and len(d.live()) <= MAX_VALUES]
+    if not names:
+        raise KalgError(f"every candidate decomposition has over {MAX_VALUES} values: the kernel "
+                        "is too large for the code generator; approximate or split it")
     for order, name in enumerate(names):
         attempt(name, order, SCREEN)
     screened = sorted(found)

@@ -28,3 +28,31 @@ def bench_suite_path() -> Path:
     """The default `kalg bench` suite, bench/suite.json. Its kernels are ../examples/*.kalg,
     which resolves both in a development checkout and in a wheel (kalg/_data/{bench,examples})."""
     return data_dir("bench") / "suite.json"
+
+
+PROCESS_MEMORY_MIB = 6144
+"""Default address space kalg may add to what it has at start-up (KALG_MEMORY_MIB overrides)."""
+
+
+def address_space() -> int:
+    """This process's current virtual size in bytes (what a fork starts with)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def limit_memory() -> None:
+    """Cap this process's address space (soft limit) so that a blow-up in any stage becomes a
+    MemoryError and a clear message, never a machine that swaps or an OOM-killed neighbour."""
+    import os
+    import resource
+
+    mib = int(os.environ.get("KALG_MEMORY_MIB", PROCESS_MEMORY_MIB))
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    want = address_space() + mib * 1024 * 1024
+    if hard != resource.RLIM_INFINITY:
+        want = min(want, hard)
+    if soft == resource.RLIM_INFINITY or want < soft:
+        resource.setrlimit(resource.RLIMIT_AS, (want, hard))

@@ -92,3 +92,12 @@ def test_quotient_of_kernels_that_do_not_divide_is_none():
     laplacian = Kernel.from_rows([[0, 1, 0], [1, -4, 1], [0, 1, 0]])
     assert analyses.quotient(GAUSS3, laplacian) is None
     assert analyses.quotient(laplacian, Kernel.of({(0, 0): 1, (1, 0): 1})) is None
+
+
+def test_large_coefficients_do_not_blow_up_the_seed_text():
+    # Regression: doublings written as t + t doubled the text per step; a 9x9 binomial Gaussian
+    # seeded a 15 MB term and a 13x13 one took the machine's memory.
+    row = Kernel.from_rows([[1, 8, 28, 56, 70, 56, 28, 8, 1]])
+    gauss9 = row.compose(row.transpose())
+    seeds = _all_seeds_exact({"A": gauss9.scale(Fraction(1, 2**16))})
+    assert max(len(term) for _, term, _ in seeds.unions) < 50_000

@@ -106,9 +106,14 @@ def tap_digits(k: Kernel) -> list[tuple[int, int, int, int]]:
     return [(sign, e, x, y) for (x, y), c in k.trimmed().entries for sign, e in pow2_digits(c)]
 
 
+_TWO = t.kadd(t.sh(0, 0), t.sh(0, 0))
+
+
 def _double(term: str, times: int) -> str:
+    """term · 2^times as (1+1)·(1+1)·...·term: text linear in `times` (writing term + term
+    instead doubles the text at every step - megabytes for a 9x9 Gaussian's coefficients)."""
     for _ in range(times):
-        term = t.kadd(term, term)
+        term = t.compose(_TWO, term)
     return term
 
 
@@ -277,16 +282,25 @@ def img_digit_planes(k: Kernel) -> str:
     """An Img term computing the dyadic kernel k from (Input) digit by digit, halving the input.
 
     Seeded beside every output so that extraction always has a lowered term, even when a
-    resource limit stops saturation before the Apply rules reach the root.
+    resource limit stops saturation before the Apply rules reach the root. Digits 2^e with
+    e > 0 reuse the `$double_E` lets of `img_powers` (written out, 2^e copies of the text).
     """
     terms = []
     for sign, e, x, y in tap_digits(k):
-        term = "(Input)"
+        term = f"$double_{e}" if e > 0 else "(Input)"
         for _ in range(-e):
             term = f"(Half {term})"
-        for _ in range(e):
-            term = f"(Add {term} {term})"
         if (x, y) != (0, 0):
             term = f"(Shift {term} {x} {y})"
         terms.append(term if sign > 0 else f"(Neg {term})")
     return t.balanced_sum(terms, op="Add")
+
+
+def img_powers(outputs: dict[str, Kernel]) -> list[str]:
+    """egglog `let`s $double_1..$double_E (the input times 2^e) for `img_digit_planes`."""
+    top = max((e for k in outputs.values() for _, e, _, _ in tap_digits(k)), default=0)
+    lines, prev = [], "(Input)"
+    for e in range(1, top + 1):
+        lines.append(f"(let $double_{e} (Add {prev} {prev}))")
+        prev = f"$double_{e}"
+    return lines

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kalg.diagnostics import KalgError, ResourceLimitError
-from kalg.resources import rules_dir
+from kalg.resources import address_space, rules_dir
 
 HEADER = "kernel.egg"
 """Declares the sorts; loaded before every family."""
@@ -130,22 +130,16 @@ def _death_message(exitcode: int | None, limits: Limits, deadline: float) -> str
         return (f"e-graph saturation did not finish within {deadline:.0f} s (one iteration "
                 f"cannot be interrupted); lower --node-limit or --time-limit")
     return (f"e-graph saturation ran out of memory (limit {limits.memory_mib} MiB, exit code "
-            f"{exitcode}); lower --node-limit, or raise KALG_MEMORY_MIB")
-
-
-def _address_space() -> int:
-    """This process's current virtual size in bytes (what a fork starts with)."""
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmSize:"):
-                return int(line.split()[1]) * 1024
-    return 0
+            f"{exitcode}); lower --node-limit")
 
 
 def _child(conn, rules: str, facts: str, stages: tuple[Stage, ...], limits: Limits) -> None:
     # The limit is on address space, which the fork inherits: allow the budget on top of it.
-    limit = _address_space() + limits.memory_mib * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    limit = address_space() + limits.memory_mib * 1024 * 1024
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     import egglog.bindings as eb
 
     try:

@@ -143,7 +143,7 @@ def lowering_facts(forms: dict[str, list[str]], outputs: dict[str, Kernel]) -> s
     The tap-by-tap digit-plane sum is unioned too, so a lowered term exists whatever the limits.
     """
     radius = max(k.radius() for k in outputs.values())
-    lines = [f"(set (MaxOffset) {radius + 1})"]
+    lines = [f"(set (MaxOffset) {radius + 1})", *analyses.img_powers(outputs)]
     for name, terms in forms.items():
         lines.append(f"(let $out_{name} {analyses.img_digit_planes(outputs[name])})")
         lines += [f"(union $out_{name} (Apply {term} (Input)))" for term in terms]
