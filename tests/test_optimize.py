@@ -153,3 +153,9 @@ def test_registers_beyond_f_are_a_clear_error(capsys, tmp_path):
     code, out, err = run(capsys, "optimize", str(source))
     assert code == 1 and out == ""
     assert "G" in err and "A..F" in err and "Traceback" not in err
+
+
+def test_malformed_memory_budget_is_a_clear_error(capsys, monkeypatch):
+    monkeypatch.setenv("KALG_MEMORY_MIB", "lots")
+    code, _, err = run(capsys, "check", str(EXAMPLES / "sobel.kalg"))
+    assert code == 1 and "KALG_MEMORY_MIB" in err and "Traceback" not in err

@@ -41,8 +41,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors and 0 on --help
         return int(exc.code or 0)
-    limit_memory()
     try:
+        limit_memory()
         return int(args._run(args))
     except KalgError as err:
         print(err.render(), file=sys.stderr)

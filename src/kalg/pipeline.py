@@ -145,7 +145,7 @@ REFINE_MARGIN = 3
 """...of those at most this many instructions longer than the best screened program."""
 
 
-def _best_program(candidates: dict[str, Decomposition | None], registers: tuple[str, ...],
+def _best_program(candidates: dict[str, Decomposition], registers: tuple[str, ...],
                   input_register: str, ops: str) -> tuple[list[Instr], str]:
     """The shortest program (then fewest bus steps) over all candidates and searches, and the
     name of the candidate it came from. Ties keep the earlier candidate (deterministic)."""
@@ -155,20 +155,17 @@ def _best_program(candidates: dict[str, Decomposition | None], registers: tuple[
     def attempt(name: str, order: int, limits: codegen.Limits) -> None:
         nonlocal pressure
         try:
-            decomposition = candidates[name]
-            assert decomposition is not None
-            program = codegen.generate(decomposition, registers, input_register, ops, limits)
+            program = codegen.generate(usable[name], registers, input_register, ops, limits)
         except RegisterPressureError as err:
             pressure = err
             return
         found.append(((len(program), bus_steps(program), order), name, program))
 
-    names = [name for name, d in candidates.items()
-             if d is not None and len(d.live()) <= MAX_VALUES]
-    if not names:
+    usable = {name: d for name, d in candidates.items() if len(d.live()) <= MAX_VALUES}
+    if not usable:
         raise KalgError(f"every candidate decomposition has over {MAX_VALUES} values: the kernel "
                         "is too large for the code generator; approximate or split it")
-    for order, name in enumerate(names):
+    for order, name in enumerate(usable):
         attempt(name, order, SCREEN)
     screened = sorted(found)
     for (length, _, order), name, _ in screened[:REFINED]:

@@ -43,16 +43,29 @@ def address_space() -> int:
     return 0
 
 
-def limit_memory() -> None:
-    """Cap this process's address space (soft limit) so that a blow-up in any stage becomes a
-    MemoryError and a clear message, never a machine that swaps or an OOM-killed neighbour."""
-    import os
+def cap_address_space(extra_mib: int, lower_only: bool = False) -> None:
+    """Set this process's soft address-space limit to its current size plus `extra_mib`, within
+    the hard limit; with `lower_only`, never raise a limit the user already set lower."""
     import resource
 
-    mib = int(os.environ.get("KALG_MEMORY_MIB", PROCESS_MEMORY_MIB))
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    want = address_space() + mib * 1024 * 1024
+    want = address_space() + extra_mib * 1024 * 1024
     if hard != resource.RLIM_INFINITY:
         want = min(want, hard)
-    if soft == resource.RLIM_INFINITY or want < soft:
-        resource.setrlimit(resource.RLIMIT_AS, (want, hard))
+    if lower_only and soft != resource.RLIM_INFINITY and soft <= want:
+        return
+    resource.setrlimit(resource.RLIMIT_AS, (want, hard))
+
+
+def limit_memory() -> None:
+    """Cap kalg's own address space at start-up plus KALG_MEMORY_MIB, so that a blow-up in any
+    stage becomes a MemoryError and a clear message, never a machine that swaps or an
+    OOM-killed neighbour. A malformed KALG_MEMORY_MIB is a KalgError."""
+    import os
+
+    from kalg.diagnostics import KalgError
+
+    text = os.environ.get("KALG_MEMORY_MIB", str(PROCESS_MEMORY_MIB))
+    if not text.isdigit() or int(text) == 0:
+        raise KalgError(f"KALG_MEMORY_MIB must be a positive number of MiB, not {text!r}")
+    cap_address_space(int(text), lower_only=True)

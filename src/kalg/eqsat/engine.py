@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import json
 import multiprocessing as mp
-import resource
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kalg.diagnostics import KalgError, ResourceLimitError
-from kalg.resources import address_space, rules_dir
+from kalg.resources import cap_address_space, rules_dir
 
 HEADER = "kernel.egg"
 """Declares the sorts; loaded before every family."""
@@ -135,11 +134,7 @@ def _death_message(exitcode: int | None, limits: Limits, deadline: float) -> str
 
 def _child(conn, rules: str, facts: str, stages: tuple[Stage, ...], limits: Limits) -> None:
     # The limit is on address space, which the fork inherits: allow the budget on top of it.
-    limit = address_space() + limits.memory_mib * 1024 * 1024
-    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
-    if hard != resource.RLIM_INFINITY:
-        limit = min(limit, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    cap_address_space(limits.memory_mib)
     import egglog.bindings as eb
 
     try:

@@ -12,6 +12,7 @@ from kalg.clock import Clock
 from kalg.decomp import DagBuilder, Decomposition
 from kalg.diagnostics import KalgSemanticError
 from kalg.eqsat import analyses, cost, engine, extract, variants
+from kalg.eqsat.terms import parse
 from kalg.kernel import Kernel
 
 FAMILIES = ("ring", "distributivity", "lower", "retime", "scamp5")
@@ -46,10 +47,10 @@ class Optimized:
     eclasses: int
     enodes: int
     literals: int
+    applied: Decomposition
+    """Each output's best variant, halvings first, applied to the input as written."""
     variants: dict[str, list[str]] = field(default_factory=dict)
     provenance: list[str] = field(default_factory=list)
-    applied: Decomposition | None = None
-    """Each output's best variant, halvings first, applied to the input as written."""
     algebra: engine.SaturationReport | None = None
     analyses: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
@@ -75,8 +76,10 @@ def optimize(outputs: dict[str, Kernel], options: Options = Options()) -> Optimi
     chosen = frozenset(n for vs in forms.values() for v in vs for n in v.nodes)
     origin = [*variants.provenance(kgraph, seeded, chosen, "ring laws"), "lowering"]
     clock.lap("algebra")
-    terms = {name: _with_halvings_first([v.term for v in vs]) for name, vs in forms.items()}
-    data, report = engine.saturate(FAMILIES, lowering_facts(terms, seeds.outputs), LOWERING,
+    halved = {name: [variants.halvings_first(v.term) for v in vs] for name, vs in forms.items()}
+    offered = {name: _interleave([v.term for v in vs], halved[name])
+               for name, vs in forms.items()}
+    data, report = engine.saturate(FAMILIES, lowering_facts(offered, seeds.outputs), LOWERING,
                                    options.limits)
     clock.lap("lowering")
     graph = extract.Graph(data)
@@ -91,17 +94,16 @@ def optimize(outputs: dict[str, Kernel], options: Options = Options()) -> Optimi
     counts: dict[str, int] = {}
     for _, _, name in seeds.unions:
         counts[name] = counts.get(name, 0) + 1
-    best = {name: variants.halvings_first(vs[0].term) for name, vs in forms.items()}
     return Optimized(
         decomposition=to_decomposition(graph, choice, sorted(outputs)),
-        applied=apply_terms(best),
+        applied=apply_terms({name: forms[0] for name, forms in halved.items()}),
         cost=extract.choice_cost(graph, root, choice, model),
         optimal=optimal,
         saturation=report,
         eclasses=len(graph.classes),
         enodes=len(graph.nodes),
         literals=len(seeds.literals),
-        variants=terms,
+        variants=offered,
         provenance=origin,
         algebra=algebra,
         analyses=counts,
@@ -109,13 +111,13 @@ def optimize(outputs: dict[str, Kernel], options: Options = Options()) -> Optimi
     )
 
 
-def _with_halvings_first(terms: list[str]) -> list[str]:
+def _interleave(forms: list[str], halved: list[str]) -> list[str]:
     """Each variant, followed by its halvings-first form when that differs (outputs share the
     halved input only if their halvings come first; extraction decides if that pays)."""
     out: dict[str, None] = {}
-    for term in terms:
-        out[term] = None
-        out[variants.halvings_first(term)] = None
+    for form, first in zip(forms, halved, strict=True):
+        out[form] = None
+        out[first] = None
     return list(out)
 
 
@@ -180,7 +182,7 @@ def apply_terms(terms: dict[str, str]) -> Decomposition:
     halvings before their operand (apply-half-input) and factors inner first; equal values are
     computed once (hash-consing), so outputs share their halved inputs and common factors."""
     b = DagBuilder()
-    return b.build({name: _apply(b, variants.parse(term), b.input)
+    return b.build({name: _apply(b, parse(term), b.input)
                     for name, term in sorted(terms.items())})
 
 

@@ -111,6 +111,25 @@ class LiteralTable:
         return kneg(t) if c.sign < 0 else t
 
 
+def parse(text: str) -> list:
+    """A term's text as nested lists: [op, arg, ...], atoms kept as tokens (strings quoted)."""
+    stack: list[list] = [[]]
+    for tok in re.findall(r'"[^"]*"|\(|\)|[^\s()]+', text):
+        if tok == "(":
+            stack.append([])
+        elif tok == ")":
+            done = stack.pop()
+            stack[-1].append(done)
+        else:
+            stack[-1].append(tok)
+    return stack[0][0]
+
+
+def atom(token: str) -> int | str:
+    """The value of an atom token: a quoted string's contents, else an integer."""
+    return token[1:-1] if token.startswith('"') else int(token)
+
+
 def evaluate(term: str, literals: dict[str, Kernel]) -> Kernel:
     """The exact kernel a Kernel term text denotes (literals looked up by key).
 
@@ -118,24 +137,13 @@ def evaluate(term: str, literals: dict[str, Kernel]) -> Kernel:
     >>> evaluate('(KCompose (Sh 1 0) (KHalf (Lit "0,0:2")))', two).taps
     {(1, 0): 1}
     """
-    tokens = re.findall(r'"[^"]*"|\(|\)|[^\s()]+', term)
-    pos = 0
 
-    def read() -> Kernel | int | str:
-        nonlocal pos
-        tok = tokens[pos]
-        pos += 1
-        if tok != "(":
-            return tok[1:-1] if tok.startswith('"') else int(tok)
-        op = tokens[pos]
-        pos += 1
-        args = []
-        while tokens[pos] != ")":
-            args.append(read())
-        pos += 1
-        return _apply(op, args, literals)
+    def go(node: list | str) -> Kernel | int | str:
+        if isinstance(node, str):
+            return atom(node)
+        return _apply(node[0], [go(a) for a in node[1:]], literals)
 
-    return read()  # type: ignore[return-value]
+    return go(parse(term))  # type: ignore[return-value]
 
 
 def _apply(op: str, args: list, literals: dict[str, Kernel]) -> Kernel:

@@ -15,9 +15,9 @@ Pure Python: no egglog here.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
+from kalg.eqsat import terms as t
 from kalg.eqsat.extract import Cost, ENode, Graph
 
 Best = dict[str, tuple[float, str]]
@@ -143,7 +143,7 @@ def provenance(g: Graph, seeded: list[tuple[str, str]], chosen: frozenset[str],
     tops: dict[str, str] = {}
     parts: set[str] = set()
     for text, analysis in seeded:
-        node = _locate(index, parse(text), parts)
+        node = _locate(index, t.parse(text), parts)
         if node is not None:
             tops.setdefault(node.id, analysis)
     found = {tops[n] for n in chosen if n in tops}
@@ -152,24 +152,10 @@ def provenance(g: Graph, seeded: list[tuple[str, str]], chosen: frozenset[str],
     return sorted(found)
 
 
-def parse(text: str) -> list:
-    """An s-expression as nested lists of tokens (strings keep their quotes)."""
-    stack: list[list] = [[]]
-    for tok in re.findall(r'"[^"]*"|\(|\)|[^\s()]+', text):
-        if tok == "(":
-            stack.append([])
-        elif tok == ")":
-            done = stack.pop()
-            stack[-1].append(done)
-        else:
-            stack[-1].append(tok)
-    return stack[0][0]
-
-
 def _locate(index: dict, term: list, parts: set[str]) -> ENode | None:
     """The e-node of `term` (a parsed s-expression) if all its parts are in the graph; the ids
     of the parts found are added to `parts`."""
-    args = tuple(_primitive(a) for a in term[1:] if not isinstance(a, list))
+    args = tuple(t.atom(a) for a in term[1:] if not isinstance(a, list))
     kids = []
     for sub in (a for a in term[1:] if isinstance(a, list)):
         node = _locate(index, sub, parts)
@@ -182,15 +168,11 @@ def _locate(index: dict, term: list, parts: set[str]) -> ENode | None:
     return node
 
 
-def _primitive(token: str) -> object:
-    return token[1:-1] if token.startswith('"') else int(token)
-
-
 def halvings_first(term: str) -> str:
     """The same kernel with the halvings of its sums and products gathered at the top:
     (a/2)·b = (a·b)/2 and a/2 + b/2 = (a + b)/2. Applied to an image, all of them then act on
     the input first - where every output of a filter can share them."""
-    halvings, core = _hoist(parse(term))
+    halvings, core = _hoist(t.parse(term))
     return _text(_halved(core, halvings))
 
 
@@ -227,4 +209,4 @@ def _halved(term: list | str, times: int) -> list | str:
 
 
 def _text(term: list | str) -> str:
-    return term if isinstance(term, str) else f"({' '.join(_text(t) for t in term)})"
+    return term if isinstance(term, str) else f"({' '.join(_text(part) for part in term)})"
