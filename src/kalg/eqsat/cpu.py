@@ -1,0 +1,518 @@
+"""Optimize a kernel under the cpu cost model: operations per output pixel on a CPU.
+
+`optimize_cpu(kernel)` seeds the kernel into an e-graph, saturates the rule families of its
+semiring (bounded), extracts the cheapest term under `cost.cpu()` and returns it as a `CpuResult`:
+the term, its passes over the image, its operations per pixel, and the proof that it is right.
+
+* real kernels: the SCAMP-5 analyses seed factorisations and digit planes (`analyses.seed`);
+  `ring`, `distributivity` and `window` saturate, so runs of taps become sliding windows
+  (1 - x^n)·P_x and boxes become integral images (rules/window.egg);
+* min-plus, max-plus and Boolean kernels: `seed_semiring` seeds the entries, separable splits
+  K = R ⊗ C and 1-D splits R = A ⊗ B (exact residuation); each semiring's own family saturates,
+  with its commutativity/associativity set run for one capped iteration.
+
+Every result is verified before it is returned: the passes are run on a random integer image (a
+random binary image for Boolean kernels) embedded in a canvas of the semiring's zero, large enough
+that every shift and running sum reads true values, and compared exactly with the kernel's own
+`apply` on that image. A mismatch raises VerificationError (a kalg bug).
+
+Operations per pixel count each pass once (equal passes on equal values are shared); moves are free
+addressing. The extraction itself is by tree cost (`extract.greedy`), so the count can be lower
+than the extracted cost when sub-terms repeat.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from kalg.diagnostics import KalgSemanticError, VerificationError
+from kalg.eqsat import analyses, cost, engine, extract
+from kalg.eqsat.terms import balanced_sum
+from kalg.kernel import BOOLEAN, MINPLUS, REAL, Kernel, Semiring
+
+Term = list  # a parsed term: [op, arg, ...]
+
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "real": ("ring", "distributivity", "window"),
+    "minplus": ("minplus",),
+    "maxplus": ("maxplus",),
+    "boolean": ("boolean",),
+}
+"""Rule families (rules/NAME.egg) loaded for each semiring. A semiring's rules match only its own
+sort, so the families are never mixed."""
+
+
+def schedule(semiring: Semiring) -> tuple[engine.Stage, ...]:
+    """The stages run for a kernel of `semiring`: normalising laws, then (semirings) one capped
+    iteration of the commutativity/associativity set, then the normalising laws again."""
+    if semiring is REAL:
+        return (engine.Stage(FAMILIES["real"], 10),)
+    name = semiring.name
+    return (engine.Stage((name,), 6), engine.Stage((f"{name}-ac", name), 1),
+            engine.Stage((name,), 4))
+
+
+DEFAULT_LIMITS = engine.Limits(iterations=12, nodes=20_000, seconds=4.0, memory_mib=3072)
+
+# constructor names of each semiring's sort: (literal, entry, sum, composition)
+_SORT = {"minplus": ("MinLit", "MinTap", "MinMin", "MinCompose"),
+         "maxplus": ("MaxLit", "MaxTap", "MaxMax", "MaxCompose"),
+         "boolean": ("BoolLit", "BoolTap", "BoolOr", "BoolCompose")}
+
+
+@dataclass
+class CpuResult:
+    """The cheapest decomposition found for one kernel under `cost.cpu()`.
+
+    `term` is the extracted term (egglog text); `passes` lists its operations in order (value v0
+    is the input; `vN@(dx,dy)` reads vN moved by (dx, dy), free addressing); `ops` is operations
+    per output pixel, each pass counted once; `direct_ops` is the tap-by-tap cost for comparison.
+    """
+
+    kernel: Kernel
+    term: str
+    passes: list[str]
+    ops: int
+    direct_ops: int
+    saturation: engine.SaturationReport
+    verified: str
+    forms: list[str] = field(default_factory=list)
+    """The kinds of form the term uses (running sums, composition of factors), or 'direct'."""
+
+
+def optimize_cpu(kernel: Kernel, limits: engine.Limits = DEFAULT_LIMITS,
+                 max_literals: int = 30) -> CpuResult:
+    """Find the decomposition of `kernel` with the fewest operations per output pixel on a CPU.
+
+    Contract: the returned passes compute exactly `kernel.apply(image)` (checked on a random
+    image before returning); raises KalgSemanticError for kernels the cpu target cannot take
+    (zero kernel, non-dyadic real coefficients, non-integer min/max-plus weights).
+    """
+    semiring = kernel.semiring
+    k = kernel.trimmed()
+    if not k.entries:
+        raise KalgSemanticError("the kernel is zero (no entries): there is nothing to compute")
+    if semiring is REAL:
+        if not k.is_dyadic():
+            raise KalgSemanticError("the cpu optimizer takes dyadic real kernels (integers over a "
+                                    "power of two): approximate it first (an 'approx' setting)")
+        seeds = analyses.seed({"out": k}, max_literals)
+        facts = "\n".join([f"(let $k_out {seeds.roots['out']})"]
+                          + [f"(union {lit} {term})" for lit, term, _ in seeds.unions])
+    else:
+        facts = "\n".join(seed_semiring(k, max_literals))
+    data, report = engine.saturate(FAMILIES[semiring.name], facts, schedule(semiring), limits)
+    graph = extract.Graph(data)
+    root = graph.lets["k_out"]
+    choice = extract.greedy(graph, root, cost.cpu())
+    term = _term(graph, choice, root)
+    program = Passes(semiring)
+    out = program.apply(term, 0)
+    forms = _forms(term)
+    direct = Passes(semiring)
+    direct_out = direct.direct(k)
+    # The e-graph has no multiply-by-constant pass, so a kernel with few, large taps can be
+    # cheaper tap by tap: the result is never worse than the direct form.
+    if direct.ops(direct_out) < program.ops(out):
+        program, out, forms = direct, direct_out, ["direct"]
+    verified = verify(program, out, kernel)
+    return CpuResult(kernel=kernel, term=_text(term), passes=program.listing(out),
+                     ops=program.ops(out), direct_ops=direct.ops(direct_out), saturation=report,
+                     verified=verified, forms=forms)
+
+
+def direct_ops(k: Kernel) -> int:
+    """Operations per pixel of the tap-by-tap form (`Passes.direct`): one ⊕ or subtraction per
+    tap after the first, one ⊗ (multiply, or add a weight) per tap that needs one."""
+    program = Passes(k.semiring)
+    return program.ops(program.direct(k.trimmed()))
+
+
+# ------------------------------------------------------------------ semiring seeds
+def seed_semiring(k: Kernel, max_literals: int = 30) -> list[str]:
+    """egglog facts for a min-plus, max-plus or Boolean kernel: `$k_out` is its literal, and every
+    literal met is unioned with its entries, its separable split and its 1-D splits (exact)."""
+    lit_op = _SORT[k.semiring.name][0]
+    for _, c in k.entries:
+        if k.semiring is not BOOLEAN and not (
+                isinstance(c, int) or (isinstance(c, Fraction) and c.denominator == 1)):
+            raise KalgSemanticError(f"the cpu optimizer takes integer {k.semiring.name} weights; "
+                                    f"this kernel has {c}")
+    keys: dict[str, Kernel] = {}
+
+    def lit(j: Kernel) -> str:
+        key = " ".join(f"{x},{y}:{c}" for (x, y), c in j.entries)
+        keys.setdefault(key, j)
+        return f'({lit_op} "{key}")'
+
+    lines = [f"(let $k_out {lit(k)})"]
+    done: set[str] = set()
+    while pending := [key for key in keys if key not in done]:
+        if len(done) >= max_literals:
+            break
+        key = pending[0]
+        done.add(key)
+        j = keys[key]
+        this = f'({lit_op} "{key}")'
+        lines.append(f"(union {this} {_entries(j)})")
+        for a, b in [*_separable(j), *_line_splits(j)]:
+            lines.append(f"(union {this} ({_SORT[j.semiring.name][3]} {lit(a)} {lit(b)}))")
+    return lines
+
+
+def _entries(j: Kernel) -> str:
+    _, tap, plus, _ = _SORT[j.semiring.name]
+    if j.semiring is BOOLEAN:
+        taps = [f"({tap} {x} {y})" for (x, y), _ in j.entries]
+    else:
+        taps = [f"({tap} {x} {y} {int(c)})" for (x, y), c in j.entries]
+    return balanced_sum(taps, op=plus)
+
+
+def _separable(j: Kernel) -> list[tuple[Kernel, Kernel]]:
+    """K = R ⊗ C when K's domain is a full rectangle (at least 2x2) and K(x, y) = R(x) ⊗ C(y)."""
+    xs = sorted({x for (x, _), _ in j.entries})
+    ys = sorted({y for (_, y), _ in j.entries})
+    if len(xs) < 2 or len(ys) < 2 or len(j) != len(xs) * len(ys):
+        return []
+    taps, s, x0, y0 = j.taps, j.semiring, xs[0], ys[0]
+    if s is BOOLEAN:
+        r = Kernel.of({(x, 0): True for x in xs}, s)
+        c = Kernel.of({(0, y): True for y in ys}, s)
+    else:
+        r = Kernel.of({(x, 0): taps[(x, y0)] for x in xs}, s)
+        c = Kernel.of({(0, y): taps[(x0, y)] - taps[(x0, y0)] for y in ys}, s)
+    return [_balance(r, c)] if r.compose(c).same_values(j) else []
+
+
+def _line_splits(j: Kernel, max_splits: int = 2) -> list[tuple[Kernel, Kernel]]:
+    """R = A ⊗ B for a 1-D kernel R on a full run of offsets along x or y (length >= 3): A is R
+    restricted to a window, B the residual (the largest kernel with A ⊗ B below R in the
+    semiring's order) less the entries it does not need; kept when A ⊗ B equals R exactly. Most
+    balanced windows first."""
+    xs = sorted({x for (x, _), _ in j.entries})
+    ys = sorted({y for (_, y), _ in j.entries})
+    if len(ys) == 1:
+        axis, line = (1, 0), xs
+    elif len(xs) == 1:
+        axis, line = (0, 1), ys
+    else:
+        return []
+    lo, hi = line[0], line[-1]
+    n = hi - lo + 1
+    if n < 3 or len(line) != n:
+        return []
+    fixed = (0, ys[0]) if axis == (1, 0) else (xs[0], 0)
+
+    def at(i: int) -> tuple[int, int]:
+        return (i, fixed[1]) if axis == (1, 0) else (fixed[0], i)
+
+    taps, s = j.taps, j.semiring
+    found = []
+    for a in sorted(range(2, n), key=lambda a: (abs(2 * a - n - 1), a)):
+        for start in range(lo, hi - a + 2):
+            window = range(start, start + a)
+            fa = Kernel.of({at(i): taps[at(i)] for i in window}, s)
+            fb = Kernel.of({_along(axis, t): _residual(s, [taps[at(t + i)] for i in window],
+                                                       [taps[at(i)] for i in window])
+                            for t in range(lo - start, hi - (start + a - 1) + 1)}, s)
+            if fa.compose(fb).same_values(j):
+                found.append(_balance(fa, _prune(fa, fb, j)))
+                break
+        if len(found) >= max_splits:
+            break
+    return found
+
+
+def _prune(a: Kernel, b: Kernel, target: Kernel) -> Kernel:
+    """b without the entries a ⊗ b does not need: ⊕ is idempotent in every semiring here, so
+    overlapping windows may cover an offset twice (a run of 7 = a run of 4 ⊗ (1 ⊕ x^3))."""
+    taps = dict(b.entries)
+    for o in sorted(taps, key=lambda o: (abs(o[0]) + abs(o[1]), o)):
+        if len(taps) <= 2:
+            break
+        rest = Kernel.of({p: c for p, c in taps.items() if p != o}, b.semiring)
+        if a.compose(rest).same_values(target):
+            del taps[o]
+    return Kernel.of(taps, b.semiring)
+
+
+def _balance(a: Kernel, b: Kernel) -> tuple[Kernel, Kernel]:
+    """(a ⊗ -c, b ⊗ c) for the constant c that gives the most entries equal to the one (0), which
+    cost nothing to apply; a ⊗ b is unchanged. Boolean factors have no weights."""
+    if a.semiring is BOOLEAN:
+        return a, b
+    candidates = sorted({c for _, c in a.entries} | {-c for _, c in b.entries},
+                        key=lambda c: (abs(c), c))
+
+    def ones(c) -> int:
+        return (sum(1 for _, w in a.entries if w == c) + sum(1 for _, w in b.entries if w == -c))
+
+    best = max(candidates, key=ones)  # max keeps the first best: the smallest |c|
+    return a.scale(-best), b.scale(best)
+
+
+def _along(axis: tuple[int, int], t: int) -> tuple[int, int]:
+    return (t * axis[0], t * axis[1])
+
+
+def _residual(s: Semiring, targets: list, factors: list):
+    """The largest b with factor ⊗ b ≤ target for every pair (in the semiring's order)."""
+    if s is BOOLEAN:
+        return all(targets)
+    if s is MINPLUS:
+        return max(t - f for t, f in zip(targets, factors, strict=True))
+    return min(t - f for t, f in zip(targets, factors, strict=True))
+
+
+# ------------------------------------------------------------------ extraction to a term
+def _term(graph: extract.Graph, choice: extract.Choice, cid: str) -> Term:
+    node = graph.nodes[choice[cid]]
+    return [node.op, *node.args, *(_term(graph, choice, c) for c in node.children)]
+
+
+def _text(term: Term) -> str:
+    if not isinstance(term, list):
+        return str(term)
+    return "(" + " ".join(_text(t) for t in term) + ")"
+
+
+def _forms(term: Term) -> list[str]:
+    ops: set[str] = set()
+
+    def walk(t: Term) -> None:
+        if isinstance(t, list):
+            ops.add(t[0])
+            for a in t[1:]:
+                walk(a)
+
+    walk(term)
+    found = []
+    if "KPrefix" in ops:
+        found.append("sliding window / integral image (running sums)")
+    if ops & {"KCompose", "MinCompose", "MaxCompose", "BoolCompose"}:
+        found.append("composition of factors")
+    return found or ["direct"]
+
+
+# ------------------------------------------------------------------ passes: count and run
+@dataclass(frozen=True, slots=True)
+class Pass:
+    """One value: `op` on earlier values; shifts are (value, dx, dy) operands, free addressing."""
+
+    op: str
+    args: tuple
+    param: tuple = ()
+
+
+class Passes:
+    """The passes that apply a term to the input (value 0), built with hash-consing so that a
+    pass on the same operands is made once; `run` evaluates them on an image."""
+
+    def __init__(self, semiring: Semiring) -> None:
+        self.semiring = semiring
+        self.values: list[Pass] = [Pass("input", ())]
+        self._index: dict[Pass, int] = {self.values[0]: 0}
+
+    def _make(self, p: Pass) -> int:
+        if p not in self._index:
+            self._index[p] = len(self.values)
+            self.values.append(p)
+        return self._index[p]
+
+    def shift(self, v: int, dx: int, dy: int) -> int:
+        if (dx, dy) == (0, 0):
+            return v
+        inner = self.values[v]
+        if inner.op == "shift":
+            return self.shift(inner.args[0], dx + inner.param[0], dy + inner.param[1])
+        return self._make(Pass("shift", (v,), (dx, dy)))
+
+    def apply(self, term: Term, v: int) -> int:
+        """The value of `term` applied to value v (correlation: out(p) = ⊕_o K(o) ⊗ v(p + o))."""
+        op, *args = term
+        match op:
+            case "Sh" | "BoolTap":
+                return self.shift(v, args[0], args[1])
+            case "MinTap" | "MaxTap":
+                moved = self.shift(v, args[0], args[1])
+                return moved if args[2] == 0 else self._make(Pass("weight", (moved,), (args[2],)))
+            case "KAdd" | "MinMin" | "MaxMax" | "BoolOr":
+                return self._make(Pass("plus", (self.apply(args[0], v), self.apply(args[1], v))))
+            case "KSub":
+                return self._make(Pass("sub", (self.apply(args[0], v), self.apply(args[1], v))))
+            case "KNeg":
+                return self._make(Pass("neg", (self.apply(args[0], v),)))
+            case "KHalf":
+                return self._make(Pass("half", (self.apply(args[0], v),)))
+            case "KCompose" | "MinCompose" | "MaxCompose" | "BoolCompose":
+                return self.apply(args[0], self.apply(args[1], v))
+            case "KPrefix":
+                return self._make(Pass("prefix", (v,), (args[0], args[1])))
+        raise ValueError(f"cannot apply e-node {op} (not an extractable term)")
+
+    def direct(self, k: Kernel) -> int:
+        """The tap-by-tap form of k applied to the input: each tap's shifted input, weighted,
+        ⊕-summed in offset order; real taps of -1 are subtracted (one taken first is negated)."""
+        s, acc = self.semiring, None
+        minus_one = s is REAL
+        for (dx, dy), c in sorted(k.entries, key=lambda e: (minus_one and e[1] == -1, e[0])):
+            v = self.shift(0, dx, dy)
+            if s is REAL and c == -1 and acc is not None:
+                acc = self._make(Pass("sub", (acc, v)))
+                continue
+            if s is REAL and c not in (1,):
+                v = self._make(Pass("scale", (v,), (c,)))
+            elif s is not REAL and s is not BOOLEAN and c != 0:
+                v = self._make(Pass("weight", (v,), (c,)))
+            acc = v if acc is None else self._make(Pass("plus", (acc, v)))
+        return acc
+
+    def live(self, out: int) -> list[int]:
+        seen, stack = set(), [out]
+        while stack:
+            i = stack.pop()
+            if i not in seen:
+                seen.add(i)
+                stack.extend(self.values[i].args)
+        return sorted(seen)
+
+    def ops(self, out: int) -> int:
+        """Operations per pixel: every live value that is not the input or a move."""
+        return sum(1 for i in self.live(out) if self.values[i].op not in ("input", "shift"))
+
+    def listing(self, out: int) -> list[str]:
+        """One line per operation, in order; moves appear as `vN@(dx,dy)` operands."""
+        names = {"plus": {"real": "add", "minplus": "min", "maxplus": "max",
+                          "boolean": "or"}[self.semiring.name],
+                 "sub": "sub", "neg": "neg", "half": "half", "weight": "add_const", "scale": "mul",
+                 "prefix": "running_sum"}
+
+        def operand(i: int) -> str:
+            p = self.values[i]
+            if p.op == "shift":
+                return f"v{p.args[0]}@({p.param[0]},{p.param[1]})"
+            return f"v{i}"
+
+        lines = []
+        for i in self.live(out):
+            p = self.values[i]
+            if p.op in ("input", "shift"):
+                continue
+            params = ""
+            if p.op in ("weight", "scale"):
+                params = f", {p.param[0]}"
+            elif p.op == "prefix":
+                params = f", along ({p.param[0]},{p.param[1]})"
+            lines.append(f"v{i} = {names[p.op]}({', '.join(operand(a) for a in p.args)}{params})")
+        lines.append(f"out <- {operand(out)}")
+        return lines
+
+    def margin(self, out: int) -> int:
+        """How far any value is read outside the image: the sum of every move's length."""
+        return sum(abs(p.param[0]) + abs(p.param[1]) for i in self.live(out)
+                   if (p := self.values[i]).op in ("shift", "prefix")) + 1
+
+    def run(self, image: np.ndarray, out: int) -> np.ndarray:
+        """Evaluate the passes on `image`, inside a canvas of the semiring's zero wide enough that
+        no read crosses its edge with a non-zero value; return the image-sized centre."""
+        s, m = self.semiring, self.margin(out)
+        canvas = np.pad(image, m, constant_values=s.zero)
+        vals: dict[int, np.ndarray] = {}
+        for i in self.live(out):
+            p = self.values[i]
+            a = [vals[j] for j in p.args]
+            match p.op:
+                case "input":
+                    vals[i] = canvas
+                case "shift":
+                    vals[i] = _moved(a[0], p.param[0], p.param[1], s.zero)
+                case "plus":
+                    vals[i] = {"real": np.add, "minplus": np.minimum, "maxplus": np.maximum,
+                               "boolean": np.logical_or}[s.name](a[0], a[1])
+                case "sub":
+                    vals[i] = a[0] - a[1]
+                case "neg":
+                    vals[i] = -a[0]
+                case "half":
+                    vals[i] = a[0] / 2
+                case "weight":
+                    vals[i] = a[0] + p.param[0]
+                case "scale":
+                    vals[i] = a[0] * float(p.param[0])
+                case "prefix":
+                    vals[i] = _running_sum(a[0], p.param[0], p.param[1])
+        h, w = image.shape
+        return vals[out][m:m + h, m:m + w]
+
+
+def _moved(a: np.ndarray, dx: int, dy: int, zero) -> np.ndarray:
+    """out(p) = a(p + (dx, dy)); x east = column + 1, y north = row - 1; outside reads `zero`."""
+    h, w = a.shape
+    out = np.full_like(a, zero)
+    rows, cols = slice(max(0, dy), min(h, h + dy)), slice(max(0, -dx), min(w, w - dx))
+    src_rows = slice(rows.start - dy, rows.stop - dy)
+    src_cols = slice(cols.start + dx, cols.stop + dx)
+    if rows.start < rows.stop and cols.start < cols.stop:
+        out[rows, cols] = a[src_rows, src_cols]
+    return out
+
+
+def _running_sum(a: np.ndarray, dx: int, dy: int) -> np.ndarray:
+    """out(p) = Σ_{k >= 0} a(p + k·d), by doubling: P_d = (1 + x^d)(1 + x^2d)(1 + x^4d)..."""
+    out, step = a.copy(), 1
+    while step * max(abs(dx), abs(dy)) < max(a.shape):
+        out = out + _moved(out, step * dx, step * dy, 0)
+        step *= 2
+    return out
+
+
+VERIFY_SHAPE = (24, 24)
+
+
+def verify(program: Passes, out: int, kernel: Kernel) -> str:
+    """Run the passes on a random image and compare exactly with `kernel.apply`; raise
+    VerificationError on any difference. Integer images keep real dyadic arithmetic exact."""
+    rng = np.random.default_rng(0)
+    s = kernel.semiring
+    if s is BOOLEAN:
+        image = rng.random(VERIFY_SHAPE) < 0.2
+    else:
+        image = rng.integers(-8, 9, VERIFY_SHAPE).astype(float)
+    got = program.run(image, out)
+    want = kernel.apply(image)
+    if not np.array_equal(got, want):
+        bad = int(np.sum(got != want))
+        raise VerificationError(f"the cpu decomposition differs from the kernel at {bad} of "
+                                f"{got.size} pixels", "\n".join(program.listing(out)))
+    return (f"exactly, on a random {VERIFY_SHAPE[0]}x{VERIFY_SHAPE[1]} "
+            f"{'binary' if s is BOOLEAN else 'integer'} image against the direct kernel")
+
+
+def format_result(name: str, results: dict[str, CpuResult]) -> str:
+    """The report `kalg optimize --target cpu` prints: per output, the passes and the cost."""
+    lines = [f"# {name}: cpu target, operations per output pixel (moves are free addressing)"]
+    for reg, r in sorted(results.items()):
+        head = f"output {reg}" if len(results) > 1 else "output"
+        lines += [f"# {head}: {r.kernel.semiring.name} kernel with {len(r.kernel.trimmed())} taps",
+                  f"# cost: {r.ops} ops/pixel (direct, tap by tap: {r.direct_ops})",
+                  f"# form: {', '.join(r.forms)}",
+                  f"# term: {r.term}",
+                  f"# verified: {r.verified}",
+                  *r.passes]
+    if len(results) > 1:
+        lines.append(f"# total: {sum(r.ops for r in results.values())} ops/pixel")
+    return "\n".join(lines) + "\n"
+
+
+def optimize_outputs(outputs: dict[str, Kernel], limits: engine.Limits = DEFAULT_LIMITS,
+                     ) -> dict[str, CpuResult]:
+    """`optimize_cpu` for every output of a kernel or filter, in register order."""
+    return {reg: optimize_cpu(k, limits) for reg, k in sorted(outputs.items())}
+
+
+__all__ = ["CpuResult", "Passes", "direct_ops", "format_result", "optimize_cpu",
+           "optimize_outputs", "seed_semiring", "verify"]
