@@ -148,3 +148,19 @@ def test_table_compares_basic_with_cain_basic_else_auke_and_shows_provenance():
     assert lines[1][10:] == ["1.00 (AUKE)", "horner"]
     assert lines[2][10] == ""
     assert lines[3][2] == "—" and lines[3][-1] == "error: no \\| program"
+
+
+def test_more_than_six_registers_need_the_simulated_flag(capsys):
+    code, out, err = run(capsys, "bench", "sobel", "--ops", "all", "--registers", "8")
+    assert code == 1 and out == ""
+    assert "--simulated-registers" in err and "Traceback" not in err
+
+
+def test_simulated_registers_compile_for_the_wide_target(capsys, tmp_path):
+    code, out, err = run(capsys, "bench", "sobel", "--ops", "all", "--registers", "8",
+                         "--simulated-registers", "--out", str(tmp_path))
+    assert code == 0, err
+    assert out.startswith("Target scamp5_wide: a SIMULATED register file")
+    data = json.loads((tmp_path / "bench.json").read_text(encoding="utf-8"))
+    assert data["target"] == "scamp5_wide" and data["registers"] == "A B C D E F G H"
+    assert data["rows"][0]["registers_budget"] == 8

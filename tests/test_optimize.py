@@ -10,11 +10,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kalg.cli import main
+from kalg.decomp import Op
+from kalg.eqsat import cost, engine, extract, variants
 from kalg.eqsat.engine import Limits
-from kalg.eqsat.optimize import Options, direct_decomposition, optimize
+from kalg.eqsat.optimize import (
+    FAMILIES,
+    LOWERING,
+    Options,
+    direct_decomposition,
+    lowering_facts,
+    optimize,
+)
 from kalg.eqsat.terms import evaluate
 from kalg.frontend import load_file
 from kalg.kernel import Kernel
+from kalg.pipeline import Settings, compile_file
 from kalg.scamp5.symbolic import verify_exact
 from kalg.scamp5.text import parse_program
 
@@ -130,11 +140,21 @@ def _depends_on(decomposition, value: int, on: int) -> bool:
     return False
 
 
+def _unshifted(decomposition, value: int) -> int:
+    """The value `value` reads, past the moves in front of it (a move is not work)."""
+    while decomposition.values[value].op is Op.SHIFT:
+        value = decomposition.values[value].args[0]
+    return value
+
+
 def test_gauss5_is_computed_from_gauss3_when_both_are_outputs():
+    # B may be gauss3's sums read at an offset (a move): A must reuse those sums.
     outputs = load_file(EXAMPLES / "gauss5_gauss3.kalg").definition().outputs
     decomposition = optimize(outputs).decomposition
     where = dict(decomposition.outputs)
-    assert _depends_on(decomposition, where["A"], where["B"]), decomposition
+    gauss3 = _unshifted(decomposition, where["B"])
+    assert decomposition.values[gauss3].op is Op.ADD, decomposition
+    assert _depends_on(decomposition, where["A"], gauss3), decomposition
 
 
 def test_gauss3_is_extracted_as_four_binomial_factors():
@@ -159,3 +179,79 @@ def test_malformed_memory_budget_is_a_clear_error(capsys, monkeypatch):
     monkeypatch.setenv("KALG_MEMORY_MIB", "lots")
     code, _, err = run(capsys, "check", str(EXAMPLES / "sobel.kalg"))
     assert code == 1 and "KALG_MEMORY_MIB" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("rows", "at_most"), [
+    ([[0, -1, 0], [-1, 5, -1], [0, -1, 0]], 10),   # sharpen: AUKE's 10, kalg gave 11
+    ([[0, -1, 0], [-2, 7, -2], [0, -1, 0]], 11),   # was 12
+    ([[-1, 3, -1]], 5),
+])
+def test_laplacian_like_basic_programs_use_the_axis_split(tmp_path, rows, at_most):
+    # Regression (issue 5): (1 - x^-1)(1 - x) + (1 - y^-1)(1 - y) + c was never seeded.
+    source = tmp_path / "k.kalg"
+    text = "\n".join(" ".join(str(c) for c in row) for row in rows)
+    source.write_text(f"kernel k = [ {text} ]\n")
+    result = compile_file(source, Settings(ops="basic"))
+    assert result.stats["instructions"] <= at_most, result.text
+    assert "axis-split" in result.stats["provenance"]
+
+
+def _lowered(forms: list[str], op_set: str = "basic"):
+    k = evaluate(forms[0], {})
+    facts = lowering_facts({"A": forms}, {"A": k})
+    data, _ = engine.saturate(FAMILIES, facts, LOWERING, engine.Limits())
+    graph = extract.Graph(data)
+    choice, _ = extract.ilp(graph, graph.lets["root"], cost.scamp5(op_set), 10.0)
+    return graph, choice
+
+
+FLAT = "(KAdd (KAdd (Sh 0 0) (Sh 1 0)) (KAdd (Sh 2 0) (Sh 3 0)))"
+FACTORED = "(KCompose (KAdd (Sh 0 0) (Sh 2 0)) (KAdd (Sh 0 0) (Sh 1 0)))"
+
+
+@pytest.mark.parametrize("forms", [[FLAT, FACTORED], [FACTORED, FLAT]])
+def test_provenance_named_variants_offered_not_the_one_extracted(forms):
+    # Regression (issue 6): provenance listed the analyses of every variant offered to the ILP.
+    # [1 1 1 1] = (1 + x^2)(1 + x): 5 basic instructions against 9 flat; the ILP takes the
+    # factored form wherever it is offered, and chosen_forms must say so.
+    graph, choice = _lowered(forms)
+    root = graph.nodes[choice[graph.lets["root"]]].children[0]
+    picked = variants.chosen_forms(graph, choice, {"A": root}, {"A": forms})
+    assert forms[picked["A"]] == FACTORED
+
+
+def test_provenance_is_that_of_the_extracted_decomposition():
+    k = load_file(EXAMPLES / "sharpen.kalg").definition().outputs["A"]
+    result = optimize({"A": k}, Options(op_set="basic"))
+    assert "axis-split" in result.provenance
+    assert result.provenance[-1] == "lowering"
+
+
+def test_best_screened_candidate_is_also_searched_with_the_narrow_budget(monkeypatch):
+    # Issue 6: the beam search is not monotonic in its budget; a narrower refine of the best
+    # screened candidate found analognet2 in 17 instructions where the wider one stopped at 20.
+    from kalg import codegen, pipeline
+
+    lengths = {"long": 9, "short": 7, "tie": 7}
+    calls = []
+
+    def fake(name, registers, input_register, ops, limits):
+        calls.append((name, limits))
+        shorter = limits is pipeline.REFINE_NARROW and name == "short"
+        return ["instr"] * (lengths[name] - (2 if shorter else 0))
+
+    monkeypatch.setattr(codegen, "generate", fake)
+    monkeypatch.setattr(pipeline, "bus_steps", lambda program: 0)
+    monkeypatch.setattr(pipeline, "MAX_VALUES", 10**9)
+
+    class Named(str):  # a stand-in decomposition: its name, and no live values
+        def live(self):
+            return []
+
+    monkeypatch.setattr(pipeline, "REFINED", 2)
+    candidates = {n: Named(n) for n in ("long", "short", "tie")}
+    program, winner = pipeline._best_program(candidates, ("A",), "A", "all")
+    assert winner == "short" and len(program) == 5
+    refined = [(n, lim) for n, lim in calls if lim is not pipeline.SCREEN]
+    assert refined == [("short", pipeline.REFINE), ("tie", pipeline.REFINE),
+                       ("short", pipeline.REFINE_NARROW)]

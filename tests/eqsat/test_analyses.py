@@ -3,6 +3,7 @@
 import itertools
 from fractions import Fraction
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -101,3 +102,87 @@ def test_large_coefficients_do_not_blow_up_the_seed_text():
     gauss9 = row.compose(row.transpose())
     seeds = _all_seeds_exact({"A": gauss9.scale(Fraction(1, 2**16))})
     assert max(len(term) for _, term, _ in seeds.unions) < 50_000
+
+
+SHARPEN = Kernel.from_rows([[0, -1, 0], [-1, 5, -1], [0, -1, 0]])
+
+
+def _axis_parts(k: Kernel) -> list[list[Kernel]]:
+    """The kernels each axis split of k sums, evaluated back from the seeded terms."""
+    table = t.LiteralTable()
+    literal = t.canonicalise(k).literal
+    out = []
+    for term in analyses.axis_splits(literal, table):
+        parts, stack = [], [t.parse(term)]
+        while stack:
+            node = stack.pop()
+            if node[0] == "KAdd":
+                stack.extend(node[1:])
+            else:
+                parts.append(t.evaluate(_text(node), table.literals))
+        out.append(parts)
+    return out
+
+
+def _text(node) -> str:
+    return node if isinstance(node, str) else f"({' '.join(_text(p) for p in node)})"
+
+
+def test_sharpen_missed_10_instruction_basic_program_is_seeded_as_axis_split():
+    # Regression (issue 5): sharpen = 5 - N - S - E - W is irreducible, so no factorisation
+    # and no pair split reached (1 - x^-1)(1 - x) + (1 - y^-1)(1 - y) + 1 (10 basic instrs).
+    splits = _axis_parts(SHARPEN)
+    assert splits, "sharpen has an axis split"
+    literal = t.canonicalise(SHARPEN).literal
+    parts = splits[0]
+    total = parts[0]
+    for p in parts[1:]:
+        total = total + p
+    assert total.same_values(literal)
+    rows = [p for p in parts if len(p) == 3]
+    assert len(rows) == 2, parts
+    for p in rows:  # each line part is ±(1 - x)^2 or ±(1 - y)^2 up to shift: two binomials
+        fs = analyses.factors(t.canonicalise(p).literal)
+        assert len([f for f in fs if len(f) > 1]) == 2, p
+    assert sorted(len(p) for p in parts) == [1, 3, 3]
+
+
+@pytest.mark.parametrize("rows", [
+    [[0, -1, 0], [-2, 7, -2], [0, -1, 0]],  # unequal row and column weights
+    [[-1, 3, -1]],                           # one-dimensional: 3 - x^-1 - x = (1-x)(1-x^-1) + 1
+    [[0, 1, 0], [1, -4, 1], [0, 1, 0]],      # Laplacian: no rest at all
+    [[0, 0, 1, 0, 0], [0, 0, -4, 0, 0], [1, -4, 13, -4, 1], [0, 0, -4, 0, 0], [0, 0, 1, 0, 0]],
+])
+def test_laplacian_like_kernels_are_axis_split_into_factoring_parts(rows):
+    k = Kernel.from_rows(rows)
+    splits = _axis_parts(k)
+    assert splits, rows
+    literal = t.canonicalise(k).literal
+    for parts in splits:
+        total = parts[0]
+        for p in parts[1:]:
+            total = total + p
+        assert total.same_values(literal)
+    assert any(len([f for f in analyses.factors(t.canonicalise(p).literal) if len(f) > 1]) >= 2
+               for p in splits[0])
+
+
+def test_axis_split_is_not_offered_when_it_cannot_save_additions():
+    # [1 -2 1] = (1 - x)^2 already: splitting off a pivot share (e.g. [-3 -2 1] + 4) costs more.
+    literal = t.canonicalise(Kernel.from_rows([[1, -2, 1]])).literal
+    assert list(analyses.axis_splits(literal, t.LiteralTable())) == []
+    assert list(analyses.axis_splits(t.canonicalise(GAUSS3).literal, t.LiteralTable())) == []
+
+
+def test_factors_memo_matches_sympy_factor_list():
+    k = t.canonicalise(GAUSS5).literal
+    assert analyses.factors(k) is analyses.factors(k)
+    assert sorted(t.key_of(f) for f in analyses.factors(k)) == (
+        ["0,0:1 0,1:1"] * 4 + ["0,0:1 1,0:1"] * 4)
+
+
+def test_sole_namer_literals_credit_their_analysis():
+    seeds = analyses.seed({"A": SHARPEN})
+    row = t.key_of(t.canonicalise(Kernel.from_rows([[1, -2, 1]])).literal)
+    assert seeds.introduced.get(row) == "axis-split"
+    assert t.key_of(t.canonicalise(SHARPEN).literal) not in seeds.introduced

@@ -34,5 +34,6 @@ def test_undefined_output_is_reported() -> None:
 
 def test_input_register_is_checked() -> None:
     assert initial_state("C")["C"] == Kernel.unit()
+    assert initial_state("G")["G"] == Kernel.unit()  # the simulated wider file (scamp5_wide)
     with pytest.raises(ValueError, match="input register"):
-        initial_state("G")
+        initial_state("NEWS")

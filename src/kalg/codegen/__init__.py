@@ -8,7 +8,12 @@ Pipeline (each step one module):
    keeping live values within the budget (bounded, deterministic beam search);
    `sequential.sequential` is the fallback when the beam finds nothing (depth-first, no search);
 3. `regalloc.allocate` assigns physical registers under the ISA's operand rules;
-4. every program is verified exactly before it is returned.
+4. for two or more outputs, the outputs are also compiled one after another (`_in_sequence`),
+   and the shorter program wins: together is never longer than in sequence;
+5. every program is verified exactly before it is returned.
+
+`chain.factor_chain` builds a candidate decomposition for large factorable kernels (the
+pipeline offers it next to the e-graph's).
 
 >>> from kalg.decomp import DagBuilder
 >>> b = DagBuilder()
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kalg.codegen.chain import factor_chain
 from kalg.codegen.limits import QUICK, Budget, Limits
 from kalg.codegen.network import normalise
 from kalg.codegen.regalloc import allocate
@@ -31,7 +37,7 @@ from kalg.diagnostics import RegisterPressureError, VerificationError
 from kalg.scamp5.isa import OP_SETS, Instr, bus_steps, op_set_violation
 from kalg.scamp5.symbolic import initial_state, step, verify_exact
 
-__all__ = ["QUICK", "Limits", "generate"]
+__all__ = ["QUICK", "Limits", "factor_chain", "generate"]
 
 INLINE_CAPS = (0, 4, 8)
 """Inlining policies tried (see `network.normalise`): 0 keeps the decomposition's structure."""
@@ -48,6 +54,22 @@ def generate(decomp: Decomposition, registers: Sequence[str] = ("A", "B", "C", "
     """
     _check_arguments(decomp, registers, input_register, op_set)
     limits = limits or Limits()
+    try:
+        best: list[Instr] | None = _joint(decomp, registers, input_register, op_set, limits)
+    except RegisterPressureError:
+        best = None
+    joined = _in_sequence(decomp, registers, input_register, op_set, limits)
+    if joined is not None and (best is None or _score(joined) < _score(best)):
+        _verify(joined, decomp, input_register, op_set, registers)
+        best = joined
+    if best is None:
+        raise _pressure_error(decomp, registers, op_set)
+    return best
+
+
+def _joint(decomp: Decomposition, registers: Sequence[str], input_register: str, op_set: str,
+           limits: Limits) -> list[Instr]:
+    """`generate` without `_in_sequence`: all outputs by one search (one stage of a sequence)."""
     budget = Budget(limits)
     best: list[Instr] | None = None
     for program in _candidates(decomp, registers, input_register, op_set, limits, budget):
@@ -72,12 +94,48 @@ def _candidates(decomp, registers, input_register, op_set, limits, budget):
             continue
         seen.add(net)
         schedules = search(net, len(registers), op_set, limits, input_register, budget)
-        for schedule in [*schedules, sequential(net, op_set)]:
+        for schedule in [*schedules, *_fallbacks(net, op_set)]:
             program = allocate(schedule, registers, input_register)
             if program is not None:
                 found = True
                 yield program
                 break
+
+
+def _in_sequence(decomp: Decomposition, registers: Sequence[str], input_register: str,
+                 op_set: str, limits: Limits) -> list[Instr] | None:
+    """The outputs one after another, each by its own program (None for fewer than two outputs,
+    or when a stage does not fit): a filter's program is then never longer than its outputs'
+    programs concatenated, whatever register pressure does to the joint search.
+
+    Each stage computes one output (its part of the DAG only) into its register, keeping the
+    input in its register and the outputs made so far in theirs, so its budget is the registers
+    not yet holding an output; the output that goes to the input's register comes last.
+    """
+    outputs = dict(decomp.outputs)
+    if len(outputs) < 2:
+        return None
+    order = sorted(outputs, key=lambda reg: (reg == input_register, registers.index(reg)))
+    program: list[Instr] = []
+    done: list[str] = []
+    for reg in order:
+        keep = () if reg == input_register else ((input_register, 0),)
+        stage = Decomposition(decomp.values, ((reg, outputs[reg]), *keep))
+        free = [r for r in registers if r not in done]
+        try:
+            program += _joint(stage, free, input_register, op_set, limits)
+        except RegisterPressureError:
+            return None
+        done.append(reg)
+    return program
+
+
+def _fallbacks(net, op_set):
+    """The fallback schedules (`sequential`), sharing each node within a sum first (linear on
+    chains), then making it for every term (a register fewer on some networks)."""
+    for share in (True, False):
+        if (schedule := sequential(net, op_set, share)) is not None:
+            yield schedule
 
 
 def _score(program: list[Instr]) -> tuple[int, int]:

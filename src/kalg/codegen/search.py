@@ -26,6 +26,14 @@ from kalg.codegen.pressure import expandable, need
 
 Bag = tuple[tuple[Key, Terms], ...]
 
+LONG = 48
+"""Estimated program length beyond which a search gets expansions in proportion to it."""
+EXPANSIONS_PER_LEVEL = 1.5
+"""...that many times the beam per estimated instruction (the states of one level, and some)..."""
+MAX_EXPANSIONS = 6000
+"""...but never more than this (a few seconds): a candidate estimated at thousands of
+instructions is not worth a longer search (the fallback schedule remains)."""
+
 
 @dataclass(slots=True, eq=False)
 class _State:
@@ -111,13 +119,33 @@ class _Search:
             return [Schedule((), self.outputs)]
         levels: dict[int, list[_State]] = {0: [start]}
         g = 0
-        while levels and self.expanded < self.limits.expansions and self.budget.left > 0:
+        self.cap = self.limits.expansions
+        while levels and self.budget.left > 0 and (self.expanded < self.cap or self._extend(start)):
             g = min(levels)
             if self._enough(g):
                 break
             self._expand_level(self._select(levels.pop(g)), levels)
         done = sorted(self.found, key=lambda s: s.g)[: self.limits.solutions]
         return [Schedule(tuple(s.steps()), self.outputs) for s in done]
+
+    def _extend(self, start: _State) -> bool:
+        """Whether to go on past `limits.expansions`: only when nothing is found yet and the
+        program is estimated longer than `LONG` instructions, up to `EXPANSIONS_PER_LEVEL`
+        times the beam per estimated instruction (at most `MAX_EXPANSIONS`; the shared budget
+        is raised as far). A beam search expands up to `beam` states per instruction, so a
+        fixed cap ends a long chain (a 15x15 Gaussian's 28 factors) before any schedule is
+        complete, leaving only the fallback. Called once the fixed cap is reached."""
+        if self.found or self.cap > self.limits.expansions:
+            return False
+        estimate = self._estimate(start)
+        if estimate <= LONG:
+            return False
+        wanted = min(int(EXPANSIONS_PER_LEVEL * self.limits.beam * estimate), MAX_EXPANSIONS)
+        if wanted <= self.cap:
+            return False
+        self.budget.left = max(self.budget.left, wanted - self.cap)
+        self.cap = wanted
+        return True
 
     def _enough(self, g: int) -> bool:
         """Once a schedule is found, deeper levels can only hold longer ones."""
@@ -147,7 +175,7 @@ class _Search:
 
     def _expand_level(self, states: list[_State], levels: dict[int, list[_State]]) -> None:
         for state in states:
-            if self.expanded >= self.limits.expansions or self.budget.left <= 0:
+            if self.expanded >= self.cap or self.budget.left <= 0:
                 return
             if self.best_g.get(state.keys, state.g + 1) < state.g:
                 continue

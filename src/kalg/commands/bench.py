@@ -22,8 +22,10 @@ from pathlib import Path
 
 from kalg import __version__
 from kalg.diagnostics import KalgError, VerificationError
+from kalg.frontend.target import WIDE
 from kalg.pipeline import Settings, compile_file
 from kalg.resources import bench_suite_path
+from kalg.scamp5.isa import REGISTERS
 
 DESCRIPTION = """\
 Compile every kernel of a benchmark suite (default: kalg's bench suite, the 14 kernels of the
@@ -51,6 +53,9 @@ REFERENCES = {"all": ("cain_all",), "basic": ("cain_basic", "auke_basic")}
 """The figure kalg is compared with, per op set: the first of these the kernel has."""
 
 REFERENCE_LABELS = {"cain_all": "Cain all", "cain_basic": "Cain basic", "auke_basic": "AUKE"}
+
+SIMULATED_NOTE = ("Target scamp5_wide: a SIMULATED register file wider than SCAMP-5's A..F; "
+                  "these programs cannot run on the device.\n\n")
 
 COLUMNS = ("kernel", "ops", "kalg", "bus steps", "registers", "compile s", "verified",
            "Cain all", "Cain basic", "AUKE basic", "kalg/Cain", "won by")
@@ -118,8 +123,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="SCAMP-5 op set to compile for; 'both' compiles every kernel twice "
                         "(default: both)")
     p.add_argument("--registers", metavar="N", type=register_count, default=None,
-                   help="register budget: the first N registers of A..Z "
-                        "(default: each file's target block)")
+                   help="register budget: the first N registers of A..F (of A..Z with "
+                        "--simulated-registers) (default: each file's target block)")
+    p.add_argument("--simulated-registers", action="store_true",
+                   help="compile for target scamp5_wide, a hypothetical register file wider "
+                        "than SCAMP-5's six (verified in simulation only; allows --registers "
+                        "up to 26)")
     p.add_argument("--out", metavar="DIR", type=Path, default=None,
                    help="also write the table to DIR/bench.md and every number to "
                         "DIR/bench.json (DIR is created)")
@@ -175,17 +184,19 @@ def select(entries: Sequence[Entry], names: Sequence[str]) -> list[Entry]:
 
 def run_suite(entries: Sequence[Entry], op_sets: Sequence[str],
               registers: tuple[str, ...] | None = None,
-              progress: Callable[[str], None] | None = None) -> list[Row]:
+              progress: Callable[[str], None] | None = None,
+              target: str | None = None) -> list[Row]:
     """Compile every entry with every op set (entry by entry) into one Row each. `registers`
-    None means each file's target block. Never raises for a kernel that fails: its row carries
-    the error. `progress` receives a line before and after each compile."""
+    None means each file's target block; `target` "scamp5_wide" the simulated wider register
+    file. Never raises for a kernel that fails: its row carries the error. `progress` receives
+    a line before and after each compile."""
     jobs = [(e, ops) for e in entries for ops in op_sets]
     rows = []
     for number, (entry, ops) in enumerate(jobs, 1):
         tag = f"[{number}/{len(jobs)}] {entry.name} {ops}"
         if progress:
             progress(f"{tag} ...")
-        row = compile_row(entry, ops, registers)
+        row = compile_row(entry, ops, registers, target)
         rows.append(row)
         if progress:
             done = f"error: {row.error}" if row.error else f"{row.instructions} instructions"
@@ -193,13 +204,14 @@ def run_suite(entries: Sequence[Entry], op_sets: Sequence[str],
     return rows
 
 
-def compile_row(entry: Entry, ops: str, registers: tuple[str, ...] | None = None) -> Row:
+def compile_row(entry: Entry, ops: str, registers: tuple[str, ...] | None = None,
+                target: str | None = None) -> Row:
     """Compile one entry with one op set; the row records the program's figures or the error.
     Compile time is the wall time of the compile_file call."""
     row = Row(entry.name, ops, str(entry.path), entry.outputs, entry.figures, 0.0)
     start = time.perf_counter()
     try:
-        result = compile_file(entry.path, Settings(ops=ops, registers=registers))
+        result = compile_file(entry.path, Settings(ops=ops, registers=registers, target=target))
     except KalgError as err:
         row.error, row.exit_code = _error_text(err), err.exit_code
     except Exception as err:  # a kalg bug: report it with its traceback, go on with the others
@@ -290,11 +302,12 @@ def _summary(ops: str, t: dict) -> str:
 
 
 def to_json(rows: Sequence[Row], totals: dict[str, dict], suite: Path,
-            registers: tuple[str, ...] | None) -> dict:
-    """Everything the run measured: the settings ("registers" null: each file's target block),
-    one object per row (`Row` with its reference and ratio), and the totals of `summarise`."""
+            registers: tuple[str, ...] | None, target: str | None = None) -> dict:
+    """Everything the run measured: the settings ("registers" null: each file's target block;
+    "target" null: each file's, "scamp5_wide": the simulated wider register file), one object
+    per row (`Row` with its reference and ratio), and the totals of `summarise`."""
     return {"kalg": __version__, "suite": str(suite),
-            "registers": " ".join(registers) if registers else None,
+            "registers": " ".join(registers) if registers else None, "target": target,
             "rows": [r.as_json() for r in rows], "totals": totals}
 
 
@@ -309,15 +322,23 @@ def write_outputs(out: Path, markdown: str, data: dict) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    target = WIDE if args.simulated_registers else None
+    if args.registers and len(args.registers) > len(REGISTERS) and target is None:
+        raise KalgError(f"--registers {len(args.registers)}: SCAMP-5 has {len(REGISTERS)} "
+                         "analogue registers; add --simulated-registers to compile for a "
+                         "hypothetical wider register file (simulation only)")
     suite = args.suite or bench_suite_path()
     entries = select(load_suite(suite), args.kernels)
     rows = run_suite(entries, OP_SETS[args.ops], args.registers,
-                     progress=lambda line: print(line, file=sys.stderr, flush=True))
+                     progress=lambda line: print(line, file=sys.stderr, flush=True),
+                     target=target)
     totals = summarise(rows)
     markdown = format_markdown(rows, totals)
+    if target is not None:
+        markdown = SIMULATED_NOTE + markdown
     sys.stdout.write(markdown)
     if args.out is not None:
-        write_outputs(args.out, markdown, to_json(rows, totals, suite, args.registers))
+        write_outputs(args.out, markdown, to_json(rows, totals, suite, args.registers, target))
     failed = [r for r in rows if r.error is not None]
     if failed:
         print(f"kalg: error: {len(failed)} of {len(rows)} compiles failed: "

@@ -1,4 +1,5 @@
-"""`kalg optimize FILE.kalg`: compile a kernel or filter to a verified SCAMP-5 program."""
+"""`kalg optimize FILE.kalg`: compile a kernel or filter to a verified SCAMP-5 program, or (with
+`--target cpu`) find and verify its cheapest decomposition in operations per pixel on a CPU."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from kalg.diagnostics import KalgError
-from kalg.pipeline import Settings, Stage, compile_file
+from kalg import frontend
+from kalg.diagnostics import KalgError, KalgSemanticError
+from kalg.eqsat import cpu, engine
+from kalg.pipeline import Result, Settings, Stage, compile_file
 from kalg.scamp5.isa import REGISTERS
 
 DESCRIPTION = """\
@@ -17,6 +20,14 @@ the cheapest decomposition is extracted, lowered to SCAMP-5 macros within the re
 and verified exactly and in the simulator before it is printed.
 
 The program goes to stdout (or -o); statistics and progress go to stderr.
+
+--target cpu instead finds the decomposition with the fewest operations per output pixel on a
+CPU (moves are free addressing): separable and factored forms, sliding windows and integral
+images (running sums, rules/window.egg), and, for minplus, maxplus and boolean kernels, their own
+semiring laws. It prints the decomposition as passes over the image with its cost, after checking
+it exactly against the kernel on a random image. There is no program: --emit decomposition (the
+default for cpu), egraph, kernels or ast.
+
 Exit status: 0 ok, 1 error in the input, 2 usage error, 3 verification failure (a kalg bug)."""
 
 
@@ -27,16 +38,19 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("file", metavar="FILE", help="the .kalg file to compile")
     p.add_argument("--name", metavar="NAME", help="the kernel or filter to compile "
                    "(default: the last definition in FILE)")
-    p.add_argument("--target", choices=["scamp5"], default="scamp5",
-                   help="the machine to compile for (default: scamp5)")
+    p.add_argument("--target", choices=["scamp5", "cpu"], default="scamp5",
+                   help="the machine to compile for: scamp5 (a verified program), or cpu (the "
+                        "decomposition with the fewest operations per pixel, any semiring); "
+                        "default: scamp5")
     p.add_argument("--ops", choices=["all", "basic"], default=None,
                    help="SCAMP-5 op set: 'all' macros, or AUKE's 'basic' set "
                         "(default: the file's target block, else all)")
     p.add_argument("--registers", metavar="A..F", type=parse_registers, default=None,
                    help="the register budget, as a range 'A..F' or a list 'A,B,C' "
                         "(default: the file's target block, else A..F)")
-    p.add_argument("--emit", choices=[s.value for s in Stage], default=Stage.PROGRAM.value,
-                   help="stop after this stage and print its result (default: program)")
+    p.add_argument("--emit", choices=[s.value for s in Stage], default=None,
+                   help="stop after this stage and print its result (default: program; "
+                        "decomposition for --target cpu)")
     p.add_argument("-o", "--output", metavar="OUT", help="write the result to OUT, not stdout")
     p.add_argument("--time-limit", metavar="S", type=_positive_float, default=10.0,
                    help="safety limit in seconds for e-graph saturation (the ILP gets 3x); "
@@ -78,10 +92,14 @@ def run(args: argparse.Namespace) -> int:
         if args.stats:
             print(f"kalg: {message}", file=sys.stderr, flush=True)
 
-    settings = Settings(name=args.name, ops=args.ops, registers=args.registers,
-                        emit=Stage(args.emit), time_limit=args.time_limit,
-                        node_limit=args.node_limit, progress=progress)
-    result = compile_file(args.file, settings)
+    if args.target == "cpu" and args.emit not in (Stage.AST.value, Stage.KERNELS.value):
+        result = _compile_cpu(args)
+    else:
+        settings = Settings(name=args.name, ops=args.ops, registers=args.registers,
+                            emit=Stage(args.emit or Stage.PROGRAM.value),
+                            time_limit=args.time_limit, node_limit=args.node_limit,
+                            progress=progress)
+        result = compile_file(args.file, settings)
     if args.output:
         try:
             Path(args.output).write_text(result.text, encoding="utf-8")
@@ -93,3 +111,28 @@ def run(args: argparse.Namespace) -> int:
         for key, value in result.stats.items():
             print(f"kalg: {key}: {value}", file=sys.stderr)
     return 0
+
+
+def _compile_cpu(args: argparse.Namespace) -> Result:
+    """`--target cpu`: every output's cheapest verified decomposition under the cpu cost model."""
+    emit = Stage(args.emit or Stage.DECOMPOSITION.value)
+    if emit is Stage.PROGRAM:
+        raise KalgError("the cpu target has no program: it prints the decomposition and its "
+                        "operations per pixel (use --emit decomposition, or leave --emit out)")
+    definition = frontend.load_file(args.file).definition(args.name)
+    limits = engine.Limits(nodes=min(args.node_limit, cpu.DEFAULT_LIMITS.nodes),
+                           seconds=args.time_limit)
+    try:
+        results = cpu.optimize_outputs(definition.outputs, limits)
+    except KalgSemanticError as err:  # locate it at the definition
+        raise KalgSemanticError(f"'{definition.name}': {err.message}", err.span or definition.span,
+                                err.hint) from None
+    stats: dict[str, object] = {}
+    for reg, r in results.items():
+        prefix = f"{reg} " if len(results) > 1 else ""
+        stats[f"{prefix}e-graph"] = (f"{r.saturation.nodes} e-nodes, {r.saturation.stop_reason} "
+                                     f"after {r.saturation.iterations} iterations")
+        stats[f"{prefix}ops/pixel"] = f"{r.ops} (direct {r.direct_ops})"
+    if emit is Stage.EGRAPH:
+        return Result(emit, "".join(f"{k}: {v}\n" for k, v in stats.items()), stats)
+    return Result(emit, cpu.format_result(definition.name, results), stats)

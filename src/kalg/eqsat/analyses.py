@@ -8,10 +8,15 @@ analysis proposes Kernel terms equal to it:
 * `factorisations`: exact factorisation over the integers of the kernel read as a polynomial in x
   and y (sympy), every split of the factors into two groups — finds separability (rank 1) and
   repeated binomials (gauss5 = gauss3 ∘ gauss3);
+* `separation`: rank-1 separability, k = row ∘ column, found by exact division (no factoring, so
+  no split limit can hide it);
 * `shared_factors`: across the outputs of one filter, P = R·Q when output Q's kernel divides output
   P's exactly (gauss5 = gauss3·gauss3): P is then computed from Q's value, Q's work done once;
 * `pair_splits`: K = (1 ± x^dx y^dy)·A + R for the largest A, in the spirit of AUKE's reverse split
-  and Cain's pair generation; R is often empty (then it is a factorisation) or small.
+  and Cain's pair generation; R is often empty (then it is a factorisation) or small;
+* `axis_splits`: K = row + column + rest through a pivot tap whose coefficient is shared out so
+  that the row and column parts vanish at x = ±1 (y = ±1) and factor: a Laplacian-like kernel
+  becomes (1 - x^-1)(1 - x) + (1 - y^-1)(1 - y) + c, which no factorisation of K itself finds.
 
 Every seed is exact: `tests/test_analyses.py` evaluates each one back to its literal.
 Pure Python (sympy for factoring); no egglog here.
@@ -19,7 +24,10 @@ Pure Python (sympy for factoring); no egglog here.
 
 from __future__ import annotations
 
+import functools
 import itertools
+import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -41,6 +49,10 @@ class Seeds:
     outputs: dict[str, Kernel] = field(default_factory=dict)
     unions: list[tuple[str, str, str]] = field(default_factory=list)  # (lit term, term, analysis)
     literals: dict[str, Kernel] = field(default_factory=dict)
+    introduced: dict[str, str] = field(default_factory=dict)
+    """Literal key → the one analysis whose seeded terms name it, for the literals that are
+    not outputs and that no other analysis names: a decomposition through such a literal is
+    that analysis's work."""
     truncated: bool = False
 
 
@@ -75,7 +87,20 @@ def seed(outputs: dict[str, Kernel], max_literals: int = 30) -> Seeds:
             for term in digit_planes(table.literals[key], k):
                 seeds.unions.append((t.khalf(lit, k), term, "scaled-digit-planes"))
     seeds.literals = dict(table.literals)
+    seeds.introduced = _sole_namers(seeds)
     return seeds
+
+
+def _sole_namers(seeds: Seeds) -> dict[str, str]:
+    """Literal key → analysis, for the literals exactly one analysis names (outputs excluded)."""
+    namers: dict[str, set[str]] = {}
+    for _, term, analysis in seeds.unions:
+        for key in re.findall(r'\(Lit "([^"]*)"\)', term):
+            namers.setdefault(key, set()).add(analysis)
+    outputs = {key for term in seeds.roots.values()
+               for key in re.findall(r'\(Lit "([^"]*)"\)', term)}
+    return {key: next(iter(names)) for key, names in namers.items()
+            if len(names) == 1 and key not in outputs}
 
 
 def analyse(k: Kernel, table: t.LiteralTable) -> Iterator[tuple[str, str]]:
@@ -84,8 +109,13 @@ def analyse(k: Kernel, table: t.LiteralTable) -> Iterator[tuple[str, str]]:
         yield "digit-planes", term
     for term in factorisations(k, table):
         yield "factorisation", term
+    if (parts := separation(k)) is not None:
+        yield "separable", t.compose(table.term(parts[0]), table.term(parts[1]))
     for term in pair_splits(k, table):
         yield "pair-split", term
+    if _factor_count(k) < 2:  # a reducible kernel is split through its factors' literals
+        for term in axis_splits(k, table):
+            yield "axis-split", term
 
 
 # ------------------------------------------------------------------ digit planes
@@ -160,10 +190,13 @@ def _kernel(p: sympy.Expr) -> Kernel:
     return Kernel.of({(int(a), int(b)): Fraction(int(c.p), int(c.q)) for (a, b), c in poly.terms()})
 
 
+@functools.lru_cache(maxsize=1024)
 def factors(k: Kernel) -> list[Kernel]:
-    """The non-trivial integer factors of k (with multiplicity), monomials dropped, content kept."""
-    content, parts = sympy.factor_list(_polynomial(k).as_expr(), _X, _Y)
-    out = [_kernel(f) for f, m in parts for _ in range(m) if len(sympy.Poly(f, _X, _Y).terms()) > 1]
+    """The non-trivial integer factors of k (with multiplicity), monomials dropped, content kept.
+
+    Memoised (sympy's factoring dominates the analyses): callers must not mutate the list."""
+    content, parts = _polynomial(k).factor_list()
+    out = [_kernel(f.as_expr()) for f, m in parts for _ in range(m) if len(f.terms()) > 1]
     if content != 1:
         out.append(Kernel.unit(value=int(content)))
     return out
@@ -194,6 +227,30 @@ def factorisations(k: Kernel, table: t.LiteralTable, max_splits: int = 40) -> It
         if pair not in seen:
             seen.add(pair)
             yield t.compose(table.term(a), table.term(b))
+
+
+def separation(k: Kernel) -> tuple[Kernel, Kernel] | None:
+    """Rank-1 separability: (row, column) with k = row ∘ column exactly, or None.
+
+    The row is k's row through its first tap, made primitive (integer, gcd 1), at y = 0; the
+    column follows by exact division, at x = 0 - integral too for an integer k (Gauss's lemma).
+    Found directly, not through `factorisations`, so no split limit can hide it. None when k is
+    not rank 1 or one side is a single tap (nothing to separate).
+    """
+    taps = {xy: c for xy, c in k.entries if c != 0}
+    x0, y0 = min(taps, key=lambda xy: (xy[1], xy[0]))
+    row_taps = {x: c for (x, y), c in taps.items() if y == y0}
+    integral = all(Fraction(c).denominator == 1 for c in row_taps.values())
+    g = math.gcd(*(int(c) for c in row_taps.values())) if integral else 1
+    row = {x: Fraction(c) / g for x, c in row_taps.items()}
+    col = {y: Fraction(c) / row[x0] for (x, y), c in taps.items() if x == x0}
+    if len(row) < 2 or len(col) < 2:
+        return None
+    product = {(x, y): rx * cy for x, rx in row.items() for y, cy in col.items()}
+    if len(product) != len(taps) or any(taps.get(xy) != c for xy, c in product.items()):
+        return None
+    return (Kernel.of({(x, 0): c for x, c in row.items()}),
+            Kernel.of({(0, y): c for y, c in col.items()}))
 
 
 def shared_factors(outputs: dict[str, Kernel], table: t.LiteralTable,
@@ -275,6 +332,78 @@ def _split(k: Kernel, d: tuple[int, int], s: int) -> tuple[Kernel | None, Kernel
     if not a:
         return None, k
     return Kernel.of(a), Kernel.of({o: c for o, c in rest.items() if c})
+
+
+# ------------------------------------------------------------------ axis splits
+def axis_splits(k: Kernel, table: t.LiteralTable, max_splits: int = 2) -> Iterator[str]:
+    """K = R + C + M: R the taps in a pivot tap p's row, C those in its column, each with a share
+    of p's coefficient, and M the rest (p keeps what is left).
+
+    A share is chosen so that its part vanishes at x = 1 or x = -1 (resp. y): the part is then
+    divisible by (1 - x) or (1 + x) and may factor (the factorisation analysis of its literal
+    finds the factors). A split is kept only when its parts (the row and column factored) need
+    fewer additions (`_adds`) than K factored; the cheapest `max_splits` are seeded.
+    """
+    taps = {o: int(c) for o, c in k.trimmed().entries}
+    whole = _factored_adds(k)
+    found: dict[tuple[str, ...], tuple[int, list[Kernel]]] = {}
+    for p in sorted(taps):
+        lines = [{o: c for o, c in taps.items() if o[axis] == p[axis] and o != p}
+                 for axis in (1, 0)]  # p's row (same y), then its column (same x)
+        if not any(lines):
+            continue
+        for shares in itertools.product(*(_pivot_shares(line, p) for line in lines)):
+            parts = [Kernel.of(line | {p: a}).trimmed()
+                     for line, a in zip(lines, shares, strict=True)]
+            rest = {o: c for o, c in taps.items() if not any(o in line for line in lines)}
+            rest[p] = taps[p] - sum(shares)
+            parts = [part for part in parts if part.entries]
+            kept = Kernel.of({o: c for o, c in rest.items() if c})
+            if len(parts) + bool(kept.entries) < 2:
+                continue
+            # Only the one-dimensional parts are factored; the rest is costed as it is. A product
+            # of m binomials has at most 2^m taps, so a part of n taps needs log2(n) additions:
+            # splits that cannot pay even so are dropped before anything is factored.
+            adds = len(parts) - 1
+            if kept.entries:
+                adds += _adds(t.canonicalise(kept).literal) + 1
+            if adds + sum((len(part) - 1).bit_length() for part in parts) >= whole:
+                continue
+            adds += sum(_factored_adds(part) for part in parts)
+            if kept.entries:
+                parts.append(kept)
+            key = tuple(sorted(t.key_of(part) for part in parts))
+            if adds < whole:
+                found.setdefault(key, (adds, parts))
+    for _, parts in sorted(found.values(), key=lambda f: f[0])[:max_splits]:
+        yield t.balanced_sum([table.term(part) for part in parts])
+
+
+def _pivot_shares(line: dict[tuple[int, int], int], p: tuple[int, int]) -> list[int]:
+    """Shares a of the pivot p's coefficient with which line + a·p vanishes at 1, then at -1."""
+    if not line:
+        return [0]
+    at_one = -sum(line.values())
+    at_minus_one = -sum(-c if (sum(o) - sum(p)) % 2 else c for o, c in line.items())
+    return list(dict.fromkeys((at_one, at_minus_one)))
+
+
+def _factor_count(k: Kernel) -> int:
+    """How many factors of at least two taps k has."""
+    return sum(1 for f in factors(k) if len(f) > 1)
+
+
+def _adds(k: Kernel) -> int:
+    """Additions to apply an integer kernel by its digit planes: one per signed power-of-two
+    digit beyond the first, and one per doubling of the largest digit."""
+    digits = [e for _, c in k.entries for _, e in naf(int(c))]
+    return len(digits) - 1 + max(0, *digits)
+
+
+def _factored_adds(k: Kernel) -> int:
+    """`_adds` of k's canonical literal, or of its factors applied in turn if that is fewer."""
+    literal = t.canonicalise(k).literal
+    return min(_adds(literal), sum(_adds(f) for f in factors(literal)))
 
 
 # ------------------------------------------------------------------ direct lowering (fallback)

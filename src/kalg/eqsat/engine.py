@@ -99,6 +99,10 @@ def saturate(families: tuple[str, ...], facts: str, stages: tuple[Stage, ...], l
              ) -> tuple[dict, SaturationReport]:
     """Load rules and facts, run the stages within `limits`, return (serialised graph, report)."""
     rules = load_rules(families)
+    # Import egglog here, before forking, once per process: every child inherits the loaded
+    # module instead of importing it again (about 0.2 s of CPU per saturation).
+    import egglog.bindings  # noqa: F401
+
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(child, rules, facts, stages, limits), daemon=True)

@@ -13,13 +13,19 @@ from kalg.decomp import DagBuilder, Decomposition
 from kalg.diagnostics import KalgSemanticError
 from kalg.eqsat import analyses, cost, engine, extract, variants
 from kalg.eqsat.terms import parse
+from kalg.eqsat.variants import Variant
 from kalg.kernel import Kernel
 
 FAMILIES = ("ring", "distributivity", "lower", "retime", "scamp5")
 """Rule families the SCAMP-5 schedule loads (rules/NAME.egg)."""
 
-ALGEBRA = (engine.Stage(("ring",), 12),)
-"""First e-graph: Kernel terms only - factor orders, halving placement, shifts across sums."""
+ALGEBRA = (engine.Stage(("ring",), 6),)
+"""First e-graph: Kernel terms only - factor orders, halving placement, shifts across sums.
+Six iterations: on both op sets of the benchmark, more (12, the earlier limit) never gave a
+shorter program and gave longer ones for gauss5 (basic) and gauss5_gauss3 (all) - the variants
+ranked cheapest in the larger e-graph lower worse; not investigated further. Four is too few
+(box7_div64 basic and gauss5 all get longer). Fewer iterations also mean a smaller e-graph to
+serialise and rank (sobel_xy_div8: 28k e-nodes at 12)."""
 
 LOWERING = (
     engine.Stage(("lower",), 10),
@@ -51,6 +57,9 @@ class Optimized:
     """Each output's best variant, halvings first, applied to the input as written."""
     variants: dict[str, list[str]] = field(default_factory=dict)
     provenance: list[str] = field(default_factory=list)
+    """The analyses and rule families behind the variants extraction chose (`decomposition`)."""
+    applied_provenance: list[str] = field(default_factory=list)
+    """The same for `applied` (each output's best variant)."""
     algebra: engine.SaturationReport | None = None
     analyses: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
@@ -73,12 +82,20 @@ def optimize(outputs: dict[str, Kernel], options: Options = Options()) -> Optimi
     roots = {name: kgraph.lets[f"k_{name}"] for name in seeds.roots}
     forms = variants.variants(kgraph, roots, cost.kernel(), options.variants)
     seeded = [(term, analysis) for _, term, analysis in seeds.unions]
-    chosen = frozenset(n for vs in forms.values() for v in vs for n in v.nodes)
-    origin = [*variants.provenance(kgraph, seeded, chosen, "ring laws"), "lowering"]
+
+    def origin(picked: dict[str, Variant | None]) -> list[str]:
+        """The analyses and rules behind the variants `picked` (None: the digit planes)."""
+        nodes = frozenset(n for v in picked.values() if v is not None for n in v.nodes)
+        found = variants.provenance(kgraph, seeded, nodes, "ring laws", seeds.introduced)
+        if any(v is None for v in picked.values()):
+            found = sorted({*found, "digit-planes"})
+        return [*found, "lowering"]
+
     clock.lap("algebra")
     halved = {name: [variants.halvings_first(v.term) for v in vs] for name, vs in forms.items()}
-    offered = {name: _interleave([v.term for v in vs], halved[name])
+    sources = {name: _interleave([v.term for v in vs], halved[name])
                for name, vs in forms.items()}
+    offered = {name: list(terms) for name, terms in sources.items()}
     data, report = engine.saturate(FAMILIES, lowering_facts(offered, seeds.outputs), LOWERING,
                                    options.limits)
     clock.lap("lowering")
@@ -91,6 +108,10 @@ def optimize(outputs: dict[str, Kernel], options: Options = Options()) -> Optimi
     except TimeoutError:
         choice, optimal = extract.greedy(graph, root, model), False
     clock.lap("extract")
+    picked = variants.chosen_forms(graph, choice, _output_classes(graph, choice, list(offered)),
+                                   offered)
+    extracted = {name: None if i is None else forms[name][sources[name][offered[name][i]]]
+                 for name, i in picked.items()}
     counts: dict[str, int] = {}
     for _, _, name in seeds.unions:
         counts[name] = counts.get(name, 0) + 1
@@ -104,21 +125,34 @@ def optimize(outputs: dict[str, Kernel], options: Options = Options()) -> Optimi
         enodes=len(graph.nodes),
         literals=len(seeds.literals),
         variants=offered,
-        provenance=origin,
+        provenance=origin(extracted),
+        applied_provenance=origin({name: vs[0] for name, vs in forms.items()}),
         algebra=algebra,
         analyses=counts,
         seconds=clock.laps,
     )
 
 
-def _interleave(forms: list[str], halved: list[str]) -> list[str]:
+def _interleave(forms: list[str], halved: list[str]) -> dict[str, int]:
     """Each variant, followed by its halvings-first form when that differs (outputs share the
-    halved input only if their halvings come first; extraction decides if that pays)."""
-    out: dict[str, None] = {}
-    for form, first in zip(forms, halved, strict=True):
-        out[form] = None
-        out[first] = None
-    return list(out)
+    halved input only if their halvings come first; extraction decides if that pays), each
+    with the index of the variant it came from."""
+    out: dict[str, int] = {}
+    for i, (form, first) in enumerate(zip(forms, halved, strict=True)):
+        out.setdefault(form, i)
+        out.setdefault(first, i)
+    return out
+
+
+def _output_classes(graph: extract.Graph, choice: extract.Choice,
+                    names: list[str]) -> dict[str, str]:
+    """Each output's Img e-class, read from the bundle `$root` (outputs in `names` order)."""
+    classes: dict[str, str] = {}
+    bundle = graph.nodes[choice[graph.lets["root"]]]
+    for name in names:
+        classes[name] = bundle.children[0]
+        bundle = graph.nodes[choice[bundle.children[1]]]
+    return classes
 
 
 def _check_outputs(outputs: dict[str, Kernel]) -> None:
@@ -169,12 +203,8 @@ def to_decomposition(graph: extract.Graph, choice: extract.Choice,
         memo[cid] = _lower_node(b, node, [value(k) for k in node.children], graph, choice)
         return memo[cid]
 
-    outputs: dict[str, int] = {}
-    bundle = graph.nodes[choice[graph.lets["root"]]]
-    for name in names:
-        outputs[name] = value(bundle.children[0])
-        bundle = graph.nodes[choice[bundle.children[1]]]
-    return b.build(outputs)
+    return b.build({name: value(cid)
+                    for name, cid in _output_classes(graph, choice, names).items()})
 
 
 def apply_terms(terms: dict[str, str]) -> Decomposition:

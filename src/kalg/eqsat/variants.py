@@ -136,9 +136,11 @@ def _tree_classes(g: Graph, root: str, choice: dict[str, str]) -> list[str]:
 
 
 def provenance(g: Graph, seeded: list[tuple[str, str]], chosen: frozenset[str],
-               rules: str) -> list[str]:
+               rules: str, introduced: dict[str, str] | None = None) -> list[str]:
     """Where the chosen e-nodes came from: the analyses whose seeded terms they are (a seed's
-    top e-node names its analysis), and `rules` if any chosen node is in no seeded term."""
+    top e-node names its analysis), the analyses that introduced a literal whose e-class the
+    chosen nodes pass through (`introduced`: key → analysis; the ring laws may have rewritten
+    that seed's top), and `rules` if any chosen node is in no seeded term."""
     index = {(n.op, n.args, n.children): n for n in g.nodes.values()}
     tops: dict[str, str] = {}
     parts: set[str] = set()
@@ -147,24 +149,99 @@ def provenance(g: Graph, seeded: list[tuple[str, str]], chosen: frozenset[str],
         if node is not None:
             tops.setdefault(node.id, analysis)
     found = {tops[n] for n in chosen if n in tops}
+    introduced = introduced or {}
+    for cid in dict.fromkeys(g.nodes[n].eclass for n in chosen):
+        for nid in g.classes[cid]:
+            node = g.nodes[nid]
+            if node.op == "Lit" and node.args[0] in introduced:
+                found.add(introduced[node.args[0]])
     if any(n not in parts and g.nodes[n].op != "Sh" for n in chosen):
         found.add(rules)
     return sorted(found)
 
 
-def _locate(index: dict, term: list, parts: set[str]) -> ENode | None:
+def chosen_forms(g: Graph, choice: dict[str, str], outputs: dict[str, str],
+                 forms: dict[str, list[str]]) -> dict[str, int | None]:
+    """Which offered Kernel form each output's extracted register operations came from.
+
+    `g` is the lowering e-graph, `choice` its extraction, `outputs` maps each output to its Img
+    e-class and `forms` to the Kernel terms offered for it. A form explains the Img e-classes its
+    lowering reaches (`_lowered_classes`: Apply(k, x) for its subterms k on the images x the lower
+    rules give them); the form that explains most of the output's chosen e-classes wins (ties:
+    the earlier, cheaper form). None when no form explains more than the output's own e-class
+    (every form reaches it): the tap-by-tap digit planes were extracted.
+    """
+    index = {(n.op, n.args, n.children): n for n in g.nodes.values()}
+    applies = {(n.children[0], n.children[1]): n.eclass
+               for n in g.nodes.values() if n.op == "Apply"}
+    halves = {n.children[0]: n.eclass for n in g.nodes.values() if n.op == "Half"}
+    inputs = [n.eclass for n in g.nodes.values() if n.op == "Input"]
+    picked: dict[str, int | None] = {}
+    for name, root in outputs.items():
+        below = set(_tree_classes(g, root, choice))
+        best, picked[name] = 1, None
+        for i, text in enumerate(forms[name]):
+            reached = _lowered_classes(index, applies, halves, t.parse(text), inputs)
+            score = len(below & reached)
+            if score > best:
+                best, picked[name] = score, i
+    return picked
+
+
+def _lowered_classes(index: dict, applies: dict, halves: dict, term: list,
+                     images: list[str]) -> set[str]:
+    """The Img e-classes of Apply(sub, x) for the subterms `sub` of `term` applied to `images` as
+    rules/lower.egg does: sums and negations apply their parts to x, a halving to x and to x/2,
+    a composition a·b applies b to x and a to the result."""
+    reached: set[str] = set()
+    located: dict[int, ENode | None] = {}  # id of a parsed subterm → its e-node
+
+    def locate(sub: list) -> ENode | None:
+        if id(sub) not in located:
+            kids = [locate(a) for a in sub[1:] if isinstance(a, list)]
+            args = tuple(t.atom(a) for a in sub[1:] if not isinstance(a, list))
+            located[id(sub)] = None if None in kids else index.get(
+                (sub[0], args, tuple(k.eclass for k in kids)))
+        return located[id(sub)]
+
+    def go(sub: list, x: str) -> str | None:
+        node = locate(sub)
+        out = None if node is None else applies.get((node.eclass, x))
+        if out is None:
+            return None
+        reached.add(out)
+        kids = [a for a in sub[1:] if isinstance(a, list)]
+        match sub[0]:
+            case "KAdd" | "KSub" | "KNeg":
+                for kid in kids:
+                    go(kid, x)
+            case "KHalf":
+                go(kids[0], x)
+                if (half := halves.get(x)) is not None:
+                    go(kids[0], half)
+            case "KCompose":
+                if (inner := go(kids[1], x)) is not None:
+                    go(kids[0], inner)
+        return out
+
+    for x in images:
+        go(term, x)
+    return reached
+
+
+def _locate(index: dict, term: list, parts: set[str], classes: bool = False) -> ENode | None:
     """The e-node of `term` (a parsed s-expression) if all its parts are in the graph; the ids
-    of the parts found are added to `parts`."""
+    of the parts found (their e-classes if `classes`) are added to `parts`."""
     args = tuple(t.atom(a) for a in term[1:] if not isinstance(a, list))
     kids = []
     for sub in (a for a in term[1:] if isinstance(a, list)):
-        node = _locate(index, sub, parts)
+        node = _locate(index, sub, parts, classes)
         if node is None:
             return None
         kids.append(node.eclass)
     node = index.get((term[0], args, tuple(kids)))
     if node is not None:
-        parts.add(node.id)
+        parts.add(node.eclass if classes else node.id)
     return node
 
 

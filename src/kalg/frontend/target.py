@@ -2,6 +2,11 @@
 
 A file has at most one block; without one, kalg compiles for SCAMP-5 with registers A..F, the
 input in A and every macro allowed.
+
+`scamp5_wide` is the same machine with a *hypothetical* wider register file (any of A..Z, e.g.
+`target scamp5_wide { registers: A..R }` for the 18 registers of the Cain paper's study): a
+deliberate opt-in for studies, compiled and verified in kalg's simulators only. The real target
+`scamp5` stays strict: a register beyond F there is an error.
 """
 
 from __future__ import annotations
@@ -10,8 +15,10 @@ from kalg.diagnostics import KalgSemanticError
 from kalg.frontend import ast
 from kalg.frontend.module import Target
 
-TARGETS = ("scamp5",)
-"""The machines kalg can compile for."""
+TARGETS = ("scamp5", "scamp5_wide")
+"""The machines kalg can compile for (`scamp5_wide`: simulated only, see the module docstring)."""
+WIDE = "scamp5_wide"
+"""The target name of the simulated wider register file."""
 OP_SETS = ("all", "basic")
 """SCAMP-5 op sets: every macro, or AUKE's basic set (docs/scamp5-isa.md)."""
 FIELDS = ("registers", "input", "ops")

@@ -25,7 +25,11 @@ from fractions import Fraction
 from typing import ClassVar
 
 REGISTERS = ("A", "B", "C", "D", "E", "F")
-"""The analogue registers a program may name."""
+"""The analogue registers a program for the real SCAMP-5 may name."""
+SIMULATED_REGISTERS = tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+"""The register file of the hypothetical wider SCAMP-5 (target `scamp5_wide`): A..F and then
+G..Z, for studies such as Cain's 18-register one. It exists only in kalg's simulators; programs
+that name a register beyond F cannot run on the device."""
 NEWS = "NEWS"
 """The neighbour-exchange register: written by most macros, never named by a program."""
 
@@ -64,6 +68,8 @@ POISON: tuple[Term, ...] | None = None
 """Right-hand side of a register left undefined (the source of a 3-argument div)."""
 Effect = tuple[str, tuple[Term, ...] | None]
 
+_REGISTER_NAMES = frozenset(SIMULATED_REGISTERS)
+
 HALF = Fraction(1, 2)
 ONE = Fraction(1)
 ORIGIN = (0, 0)
@@ -92,7 +98,7 @@ class Instr:
         return f"{self.mnemonic}({', '.join(self.args())});"
 
     def registers(self) -> tuple[str, ...]:
-        return tuple(a for a in self.args() if a in REGISTERS)
+        return tuple(a for a in self.args() if a in _REGISTER_NAMES)
 
     def writes(self) -> tuple[str, ...]:
         return tuple(r for r, _ in self.effects() if r != NEWS)

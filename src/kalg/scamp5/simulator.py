@@ -1,7 +1,8 @@
 """Numeric simulation of SCAMP-5 programs with numpy (float64), ideal or with seeded noise.
 
 Input: a program (a sequence of `Instr`), an image (H, W) or a batch (N, H, W) placed in the
-input register. Output: register → array of the image's shape, for A–F and NEWS. Any size works;
+input register. Output: register → array of the image's shape, for A–F and NEWS (and any register
+G–Z of the simulated wider file, target `scamp5_wide`, that the program names). Any size works;
 the device is 256×256. The meaning of every instruction is read from `Instr.effects()`, the data
 the exact simulator (`symbolic.py`) executes too, so the two cannot disagree.
 
@@ -31,16 +32,25 @@ import numpy as np
 
 from kalg.diagnostics import KalgError, VerificationError
 from kalg.kernel import Kernel
-from kalg.scamp5.isa import NEWS, REGISTERS, Effect, Instr, Offset, Term
+from kalg.scamp5.isa import NEWS, REGISTERS, SIMULATED_REGISTERS, Effect, Instr, Offset, Term
 from kalg.scamp5.noise import ErrorStats, NoiseModel, Perturbation, error_stats
 
 ALL_REGISTERS = (*REGISTERS, NEWS)
-"""Every register `simulate` reports, in this order."""
+"""The registers `simulate` always reports, in this order (a program for the simulated wider
+file also gets the registers beyond F that it names: `register_file`)."""
 _INPUT, _UNDEFINED = 0, 1
 """Buffer 0 starts with the image; buffer 1 holds NaN forever and backs every undefined register."""
 
 
 # ---------------------------------------------------------------------------- compilation
+def register_file(program: Sequence[Instr], input_register: str = "A") -> tuple[str, ...]:
+    """The registers a run of `program` has: A..F and NEWS, then each register of the simulated
+    wider file (G..Z) that the program or its input names, in alphabetical order."""
+    named = {r for instr in program for r in instr.registers()} | {input_register}
+    extra = tuple(r for r in SIMULATED_REGISTERS if r in named and r not in REGISTERS)
+    return (*ALL_REGISTERS, *extra)
+
+
 @dataclass(frozen=True, slots=True)
 class _Write:
     target: int
@@ -62,13 +72,15 @@ class _Plan:
     """(register, buffer) at the end; registers not listed are undefined."""
     reads_undefined: bool
     """Some write reads an undefined register (so the NaN buffer must exist)."""
+    registers: tuple[str, ...]
+    """The registers of the run (`register_file`)."""
 
 
 class _Allocator:
     """Assigns buffers to register values so that no write clobbers a value still to be read."""
 
-    def __init__(self, input_register: str):
-        self.loc = dict.fromkeys(ALL_REGISTERS, _UNDEFINED)
+    def __init__(self, input_register: str, registers: tuple[str, ...]):
+        self.loc = dict.fromkeys(registers, _UNDEFINED)
         self.loc[input_register] = _INPUT
         self.free: list[int] = []
         self.count = 2
@@ -109,11 +121,11 @@ def _in_place(dest: str, form: tuple[Term, ...], effects: list[Effect]) -> tuple
 @functools.lru_cache(maxsize=256)
 def _compile(program: tuple[Instr, ...], input_register: str) -> _Plan:
     """Static buffer assignment of every write; NEWS only where its value survives."""
-    if input_register not in REGISTERS:
-        raise ValueError(f"input register must be one of {', '.join(REGISTERS)}")
+    if input_register not in SIMULATED_REGISTERS:
+        raise ValueError(f"input register must be one of {', '.join(SIMULATED_REGISTERS)}")
     last_news = max((i for i, ins in enumerate(program)
                      if any(r == NEWS for r, _ in ins.effects())), default=-1)
-    alloc, writes, pad = _Allocator(input_register), [], 0
+    alloc, writes, pad = _Allocator(input_register, register_file(program, input_register)), [], 0
     for index, instr in enumerate(program):
         effects = [(r, f) for r, f in instr.effects() if r != NEWS or index == last_news]
         assigned = []
@@ -132,7 +144,7 @@ def _compile(program: tuple[Instr, ...], input_register: str) -> _Plan:
             alloc.assign(dest, target)
     final = tuple((r, b) for r, b in alloc.loc.items() if b != _UNDEFINED)
     reads_undefined = any(b == _UNDEFINED for w in writes for _, b, _ in w.terms)
-    return _Plan(tuple(writes), alloc.count, pad, final, reads_undefined)
+    return _Plan(tuple(writes), alloc.count, pad, final, reads_undefined, tuple(alloc.loc))
 
 
 # ---------------------------------------------------------------------------- execution
@@ -228,7 +240,7 @@ def simulate(program: Sequence[Instr], image: np.ndarray, input_register: str = 
              noise: NoiseModel | None = None) -> dict[str, np.ndarray]:
     """Run `program` on `image` ((H, W) or a batch (N, H, W)) in `input_register`.
 
-    Returns every register of `ALL_REGISTERS` as a float64 array of the image's shape; an
+    Returns every register of `register_file` as a float64 array of the image's shape; an
     undefined register is a read-only all-NaN array. With `noise`, each written value is
     perturbed as `NoiseModel` describes (deterministic for one seed, program and image).
     The input array is not modified.
@@ -242,11 +254,12 @@ def simulate(program: Sequence[Instr], image: np.ndarray, input_register: str = 
     per_image = plan.buffers * (h + 2 * plan.pad) * (w + 2 * plan.pad) * 8
     chunk = max(1, min(n, CHUNK_BYTES // per_image))
     bufs = _Buffers(plan, (chunk, h, w))
-    perturb = None if noise is None or noise.is_ideal else noise.start(bufs.shape, ALL_REGISTERS)
+    names = register_file(tuple(program), input_register)
+    perturb = None if noise is None or noise.is_ideal else noise.start(bufs.shape, names)
     if chunk == n:  # one run: hand out the buffers themselves, no copy
         out = _run(plan, bufs, batch, perturb)
     else:
-        out = {r: np.empty(batch.shape) for r in ALL_REGISTERS}
+        out = {r: np.empty(batch.shape) for r in names}
         for first in range(0, n, chunk):
             part = batch[first:first + chunk]
             if len(part) < chunk:
@@ -267,7 +280,7 @@ def _run(plan: _Plan, bufs: _Buffers, batch: np.ndarray,
             perturb.apply(bufs.interior(write.target), write.register, write.bus)
     final = dict(plan.final)
     undefined = np.broadcast_to(np.float64(np.nan), batch.shape)  # read-only, no memory
-    return {r: bufs.interior(final[r]) if r in final else undefined for r in ALL_REGISTERS}
+    return {r: bufs.interior(final[r]) if r in final else undefined for r in plan.registers}
 
 
 # ---------------------------------------------------------------------------- footprint
@@ -315,7 +328,7 @@ def footprint(program: Sequence[Instr]) -> Footprint:
     >>> footprint([Movx("B", "A", Dir.NORTH), Movx("C", "B", Dir.EAST)])
     Footprint(west=0, east=1, south=0, north=1)
     """
-    reach: dict[str, _Box] = dict.fromkeys(ALL_REGISTERS, _ORIGIN)
+    reach: dict[str, _Box] = dict.fromkeys(register_file(program), _ORIGIN)
     total = _ORIGIN
     for instr in program:
         new = {dest: _reach(form, reach) for dest, form in instr.effects()}

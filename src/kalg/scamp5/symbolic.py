@@ -11,15 +11,18 @@ from collections.abc import Mapping, Sequence
 
 from kalg.diagnostics import VerificationError
 from kalg.kernel import Kernel
-from kalg.scamp5.isa import NEWS, REGISTERS, Instr
+from kalg.scamp5.isa import NEWS, REGISTERS, SIMULATED_REGISTERS, Instr
 
 State = dict[str, Kernel | None]
 
 
 def initial_state(input_register: str = "A") -> State:
-    """The input image (the unit kernel) in `input_register`; every other register undefined."""
-    if input_register not in REGISTERS:
-        raise ValueError(f"input register must be one of {', '.join(REGISTERS)}")
+    """The input image (the unit kernel) in `input_register`; every other register undefined.
+
+    The state lists A..F and NEWS; a register of the simulated wider file (G..Z) joins it when
+    the input is there or an instruction writes it, and reads as undefined before that."""
+    if input_register not in SIMULATED_REGISTERS:
+        raise ValueError(f"input register must be one of {', '.join(SIMULATED_REGISTERS)}")
     state: State = {r: None for r in (*REGISTERS, NEWS)}
     state[input_register] = Kernel.unit()
     return state
@@ -34,7 +37,7 @@ def step(state: State, instr: Instr) -> State:
             continue
         total = Kernel.empty()
         for coef, reg, (dx, dy) in form:
-            value = state[reg]
+            value = state.get(reg)
             if value is None:
                 total = None
                 break

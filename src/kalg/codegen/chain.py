@@ -1,0 +1,110 @@
+"""A factor-chain decomposition: each output as its integer factors applied one after another.
+
+`factor_chain` builds, for kernels such as the binomial Gaussian
+(1 + x)^(n-1) (1 + y)^(n-1) / 4^(n-1), the decomposition a person would write: one sum of shifted
+copies per factor, each followed by the halvings that keep values near the input's scale. Such a
+chain keeps two or three values alive, whatever the kernel's size, while the e-graph's candidates
+for large kernels can hold hundreds of values (the e-graph seeds factorisations as two-way
+splits of flat literals, which loses the chain beyond about 7x7). The pipeline offers it as one
+more candidate for kernels at least `MIN_SIZE` taps wide or tall; kernels with fewer than two
+non-trivial factors get none (None).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from math import lcm
+
+from kalg.decomp import DagBuilder, Decomposition
+from kalg.eqsat.analyses import factors, naf
+from kalg.kernel import Kernel
+
+MIN_SIZE = 7
+"""Smaller kernels get no chain: up to 5x5 the e-graph's candidates hold the chain themselves.
+(The checked-in golden programs were made without this candidate; from 7x7 it changes none of
+them - box7 and box7_div64 are shorter from the e-graph - while at 5x5 it would shorten gauss5
+from 20 to 18 instructions: a change for the golden programs' owner to make.)"""
+
+
+def factor_chain(outputs: dict[str, Kernel], min_size: int = MIN_SIZE) -> Decomposition | None:
+    """The chain decomposition of `outputs` (register -> dyadic kernel), or None when no
+    output factors into two or more non-trivial integer factors (nothing to chain), or every
+    output is smaller than `min_size` taps both ways."""
+    if all(max(_extent(k)) < min_size for k in outputs.values()):
+        return None
+    plans = {reg: _plan(k) for reg, k in sorted(outputs.items())}
+    if not any(p is not None and len(p[0]) >= 2 for p in plans.values()):
+        return None
+    b = DagBuilder()
+    results = {}
+    for reg, plan in plans.items():
+        if plan is None:
+            return None
+        results[reg] = _build(b, *plan)
+    decomp = b.build(results)
+    assert decomp.output_kernels() == {r: k.trimmed() for r, k in outputs.items()}
+    return decomp
+
+
+def _extent(k: Kernel) -> tuple[int, int]:
+    """Width and height of k's taps."""
+    taps = [xy for xy, c in k.taps.items() if c != 0] or [(0, 0)]
+    xs, ys = [x for x, _ in taps], [y for _, y in taps]
+    return max(xs) - min(xs) + 1, max(ys) - min(ys) + 1
+
+
+def _plan(k: Kernel) -> tuple[list[Kernel], int, tuple[int, int]] | None:
+    """(integer factors, power of two to divide by, shift) with k = shift · Π factors / 2^s."""
+    taps = {xy: Fraction(c) for xy, c in k.trimmed().taps.items() if c != 0}
+    if not taps:
+        return None
+    scale = lcm(*(c.denominator for c in taps.values()))
+    if scale & (scale - 1):
+        return None  # not dyadic: SCAMP-5 can only halve
+    x0, y0 = min(x for x, _ in taps), min(y for _, y in taps)
+    integer = Kernel.of({(x - x0, y - y0): int(c * scale) for (x, y), c in taps.items()})
+    fs = factors(integer)  # of a polynomial: no negative powers
+    product = Kernel.unit()
+    for f in fs:
+        product = product.compose(f)
+    (px, py), (kx, ky) = min(product.trimmed().taps), min(integer.trimmed().taps)
+    shift = (kx - px, ky - py)
+    if product.shift(*shift).trimmed() != integer.trimmed():
+        return None  # sympy's monomial part was more than a shift: do not guess
+    shift = (shift[0] + x0, shift[1] + y0)
+    return fs, scale.bit_length() - 1, shift
+
+
+def _build(b: DagBuilder, fs: list[Kernel], halvings: int, shift: tuple[int, int]) -> int:
+    acc = b.input
+    for f in fs:
+        acc = _apply(b, acc, f)
+        # Halve by about the factor's gain, so every value stays near the input's scale.
+        gain = sum(abs(int(c)) for c in f.taps.values())
+        for _ in range(min(halvings, max(gain.bit_length() - 1, 0))):
+            acc = b.half(acc)
+            halvings -= 1
+    for _ in range(halvings):
+        acc = b.half(acc)
+    return b.shift(acc, *shift)
+
+
+def _apply(b: DagBuilder, acc: int, f: Kernel) -> int:
+    """Σ c · acc shifted by each tap of the integer kernel f, by Horner over the signed digits
+    of the coefficients (doublings where a coefficient is not ±1)."""
+    planes: dict[int, list[tuple[int, int, int]]] = {}
+    for (x, y), c in sorted(f.taps.items()):
+        for sign, e in naf(int(c)):
+            planes.setdefault(e, []).append((sign, x, y))
+    total: int | None = None
+    for e in range(max(planes), -1, -1):
+        if total is not None:
+            total = b.add(total, total)
+        for sign, x, y in planes.get(e, []):
+            term = b.shift(acc, x, y)
+            if total is None:
+                total = term if sign > 0 else b.neg(term)
+            else:
+                total = b.add(total, term) if sign > 0 else b.sub(total, term)
+    assert total is not None
+    return total
