@@ -86,8 +86,10 @@ def test_usage_error_exits_2(capsys):
     assert "invalid choice" in err
 
 
-def test_bad_register_budget_is_a_usage_error(capsys):
-    code, _, err = run(capsys, "optimize", str(EXAMPLES / "box3.kalg"), "--registers", "A..Q")
+@pytest.mark.parametrize("budget", ["F..A", "A..5", "A,A,B", ""])
+def test_malformed_register_budget_is_a_usage_error(capsys, budget):
+    # A..Q is well formed (scamp5_wide takes it; scamp5 refuses it: see the wide-target test)
+    code, _, err = run(capsys, "optimize", str(EXAMPLES / "box3.kalg"), "--registers", budget)
     assert code == 2
     assert "A..F" in err
 
@@ -173,6 +175,21 @@ def test_registers_beyond_f_are_a_clear_error(capsys, tmp_path):
     code, out, err = run(capsys, "optimize", str(source))
     assert code == 1 and out == ""
     assert "G" in err and "A..F" in err and "Traceback" not in err
+
+
+def test_wide_target_from_the_command_line_uses_registers_beyond_f(capsys):
+    code, out, err = run(capsys, "optimize", str(EXAMPLES / "gauss3.kalg"),
+                         "--target", "scamp5_wide", "--registers", "A..H")
+    assert code == 0, err
+    assert "SIMULATED register file" in out and "registers A B C D E F G H" in out
+    code, out, err = run(capsys, "optimize", str(EXAMPLES / "gauss3.kalg"), "--registers", "A..H")
+    assert code == 1 and out == "" and "--target scamp5_wide" in err
+
+
+def test_semiring_kernel_for_scamp5_points_to_the_cpu_target(capsys):
+    code, out, err = run(capsys, "optimize", str(EXAMPLES / "chamfer.kalg"))
+    assert code == 1 and out == ""
+    assert "minplus" in err and "--target cpu" in err and "Traceback" not in err
 
 
 def test_malformed_memory_budget_is_a_clear_error(capsys, monkeypatch):

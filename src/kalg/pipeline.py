@@ -122,7 +122,8 @@ def _check_compilable(definition: frontend.Definition, input_register: str,
     if definition.semiring is not REAL:
         raise KalgSemanticError(
             f"'{definition.name}' is a {definition.semiring.name} kernel; SCAMP-5's analogue "
-            "registers compute real sums only", definition.span)
+            "registers compute real sums only", definition.span,
+            "'kalg optimize FILE --target cpu' finds its cheapest decomposition for a CPU")
     universe = SIMULATED_REGISTERS if target_name == WIDE else SCAMP5_REGISTERS
     unknown = [r for r in registers if r not in universe]
     if unknown and target_name == WIDE:
@@ -131,8 +132,8 @@ def _check_compilable(definition: frontend.Definition, input_register: str,
     if unknown:
         raise KalgError(f"register(s) {', '.join(unknown)} do not exist on SCAMP-5: its analogue "
                         f"registers are {'..'.join(SCAMP5_REGISTERS[::5])}; use a subset of them "
-                        f"(for a hypothetical wider register file, in simulation only, write "
-                        f"'target {WIDE} {{ registers: A..R }}')")
+                        f"(for a hypothetical wider register file, in simulation only, use "
+                        f"'--target {WIDE}' or write 'target {WIDE} {{ registers: A..R }}')")
     missing = sorted(set(definition.outputs) - set(registers)) + (
         [input_register] if input_register not in registers else [])
     if missing:

@@ -38,15 +38,15 @@ def test_long_chain_search_completes_instead_of_ending_in_the_fallback():
 def test_chain_restores_the_offset_and_scale():
     # An uncentred kernel: sympy drops the monomial x^-1 y^-1; the chain must shift it back.
     k = Kernel.from_rows([[1, 1], [1, 1]], origin=(1, 1)).scale(Fraction(1, 4))
-    decomp = factor_chain({"B": k}, min_size=1)
+    decomp = factor_chain({"B": k})
     assert decomp is not None
     assert decomp.output_kernels() == {"B": k.trimmed()}
 
 
 def test_no_chain_for_small_unfactorable_or_non_dyadic_kernels():
-    assert factor_chain({"A": binomial_gaussian(5)}) is None  # below MIN_SIZE
-    assert factor_chain({"A": binomial_gaussian(5)}, min_size=5) is not None
-    assert factor_chain({"A": binomial_gaussian(7)}) is not None
+    assert factor_chain({"A": binomial_gaussian(3)}) is not None
+    assert factor_chain({"A": Kernel.from_rows([[1, 2, 1]]).scale(Fraction(1, 4))}) is not None
+    assert factor_chain({"A": Kernel.from_rows([[1, 3, 1]])}) is None  # irreducible
     random = Kernel.from_rows([[7, 5, 4], [2, 2, 0], [0, 0, 1]]).scale(Fraction(1, 8))
-    assert factor_chain({"A": random}, min_size=1) is None
-    assert factor_chain({"A": binomial_gaussian(3).scale(Fraction(1, 3))}, min_size=1) is None
+    assert factor_chain({"A": random}) is None
+    assert factor_chain({"A": binomial_gaussian(3).scale(Fraction(1, 3))}) is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 
 from kalg.codegen import QUICK, _in_sequence, generate
@@ -27,9 +28,20 @@ def test_two_outputs_together_are_not_longer_than_one_after_another():
                      "A", "all", QUICK)
     second = generate(Decomposition(decomp.values, (("A", values["A"]),)),
                       tuple(r for r in REGISTERS if r != "B"), "A", "all", QUICK)
-    together = generate(decomp, REGISTERS, "A", "all", QUICK)
+    together = generate(decomp, REGISTERS, "A", "all", replace(QUICK, in_sequence=True))
     check_program(together, decomp, "all")
     assert len(together) <= len(first) + len(second)
+
+
+def test_screening_limits_try_the_sequence_only_when_the_joint_search_fails():
+    # QUICK (the pipeline's screening budget) skips the sequence when the joint search found a
+    # program - a screen, not a refine; with in_sequence on, the sequence is compared too.
+    outputs = {reg: Kernel.from_rows(rows).scale(Fraction(1, 8))
+               for reg, rows in zip("AB", RANDOM_3X3, strict=True)}
+    decomp = direct_decomposition(outputs)
+    quick = generate(decomp, REGISTERS, "A", "all", QUICK)
+    both = generate(decomp, REGISTERS, "A", "all", replace(QUICK, in_sequence=True))
+    assert len(both) < len(quick)
 
 
 def test_each_stage_keeps_the_input_and_the_outputs_already_made():

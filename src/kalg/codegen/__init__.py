@@ -9,7 +9,8 @@ Pipeline (each step one module):
    `sequential.sequential` is the fallback when the beam finds nothing (depth-first, no search);
 3. `regalloc.allocate` assigns physical registers under the ISA's operand rules;
 4. for two or more outputs, the outputs are also compiled one after another (`_in_sequence`),
-   and the shorter program wins: together is never longer than in sequence;
+   and the shorter program wins: together is never longer than in sequence (with
+   `Limits.in_sequence` off, as in `QUICK`, only when the joint search finds nothing);
 5. every program is verified exactly before it is returned.
 
 `chain.factor_chain` builds a candidate decomposition for large factorable kernels (the
@@ -58,7 +59,9 @@ def generate(decomp: Decomposition, registers: Sequence[str] = ("A", "B", "C", "
         best: list[Instr] | None = _joint(decomp, registers, input_register, op_set, limits)
     except RegisterPressureError:
         best = None
-    joined = _in_sequence(decomp, registers, input_register, op_set, limits)
+    joined = None
+    if best is None or limits.in_sequence:
+        joined = _in_sequence(decomp, registers, input_register, op_set, limits)
     if joined is not None and (best is None or _score(joined) < _score(best)):
         _verify(joined, decomp, input_register, op_set, registers)
         best = joined

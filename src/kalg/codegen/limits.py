@@ -40,6 +40,10 @@ class Limits:
     misses different things under different rankings, and two cover the benchmarks."""
     solutions: int = 4
     """Complete schedules kept (register allocation tries them in order)."""
+    in_sequence: bool = True
+    """Also compile a filter's outputs one after another when the joint search found a program
+    (the shorter wins). When False, the sequence is tried only if the joint search found none:
+    screening saves the time, the refine of the best candidate still compares both."""
     seconds: float | None = None
     """Optional wall-clock cap for one `generate` call. Off by default because it makes the
     result depend on the machine's speed; when it expires, the searches stop with what they
@@ -47,8 +51,9 @@ class Limits:
 
 
 QUICK = Limits(beam=12, children=8, moves=16, moves_per_goal=24, expansions=600,
-               portfolio=(Weights(),))
-"""A small budget for tests and previews: valid programs, less searching for short ones."""
+               portfolio=(Weights(),), in_sequence=False)
+"""A small budget for tests, previews and screening: valid programs, less searching for short
+ones; outputs in sequence only when the joint search finds nothing."""
 
 
 class Budget:

@@ -10,8 +10,9 @@ from pathlib import Path
 from kalg import frontend
 from kalg.diagnostics import KalgError, KalgSemanticError
 from kalg.eqsat import cpu, engine
+from kalg.frontend.target import WIDE
 from kalg.pipeline import Result, Settings, Stage, compile_file
-from kalg.scamp5.isa import REGISTERS
+from kalg.scamp5.isa import SIMULATED_REGISTERS as REGISTERS
 
 DESCRIPTION = """\
 Compile the last kernel or filter of FILE (or --name NAME) into the shortest SCAMP-5 program
@@ -38,10 +39,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("file", metavar="FILE", help="the .kalg file to compile")
     p.add_argument("--name", metavar="NAME", help="the kernel or filter to compile "
                    "(default: the last definition in FILE)")
-    p.add_argument("--target", choices=["scamp5", "cpu"], default="scamp5",
-                   help="the machine to compile for: scamp5 (a verified program), or cpu (the "
-                        "decomposition with the fewest operations per pixel, any semiring); "
-                        "default: scamp5")
+    p.add_argument("--target", choices=["scamp5", WIDE, "cpu"], default=None,
+                   help="the machine to compile for: scamp5 (a verified program), "
+                        f"{WIDE} (the same for a SIMULATED register file A..Z, for studies: "
+                        "its programs cannot run on the device), or cpu (the decomposition "
+                        "with the fewest operations per pixel, any semiring); "
+                        "default: the file's target block, else scamp5")
     p.add_argument("--ops", choices=["all", "basic"], default=None,
                    help="SCAMP-5 op set: 'all' macros, or AUKE's 'basic' set "
                         "(default: the file's target block, else all)")
@@ -63,7 +66,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def parse_registers(text: str) -> tuple[str, ...]:
-    """'A..F' or 'A,B,C' → ('A', ...); an argparse type."""
+    """'A..F' or 'A,B,C' → ('A', ...); an argparse type. Letters beyond F parse here and are
+    refused later unless the target is the simulated wide one."""
     if ".." in text:
         lo, hi = (s.strip().upper() for s in text.split("..", 1))
         if lo in REGISTERS and hi in REGISTERS and lo <= hi:
@@ -95,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
     if args.target == "cpu" and args.emit not in (Stage.AST.value, Stage.KERNELS.value):
         result = _compile_cpu(args)
     else:
-        settings = Settings(name=args.name, ops=args.ops, registers=args.registers,
+        settings = Settings(name=args.name, target=args.target, ops=args.ops,
+                            registers=args.registers,
                             emit=Stage(args.emit or Stage.PROGRAM.value),
                             time_limit=args.time_limit, node_limit=args.node_limit,
                             progress=progress)
