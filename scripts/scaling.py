@@ -422,8 +422,8 @@ FIXES = [
     "literals, so the (1 + x)^(n-1) (1 + y)^(n-1) / 4^(n-1) chain is lost beyond 7x7). The "
     "fallback now makes each value once per sum and moves copies (linear), computes the "
     "deepest values first (Sethi-Ullman order, so a Horner chain fits six registers) and stops "
-    "at 4000 steps; a factor-chain candidate (`codegen/chain.py`, offered by the pipeline for "
-    "kernels of 7x7 and more) applies the integer factors in turn; and a beam search whose "
+    "at 4000 steps; a factor-chain candidate (`codegen/chain.py`, offered by the pipeline "
+    "whenever an output factors) applies the integer factors in turn; and a beam search whose "
     "program is estimated longer than 48 instructions gets expansions in proportion to that "
     "length (a fixed cap ended the 28-factor chain of 15x15 before any schedule was complete).",
     "* *Compiling kernels together was worse than one at a time* (51 against 39 for three "

@@ -164,10 +164,11 @@ program once the best is also searched with `REFINE_NARROW`; it cost a refine pe
 REFINE_MARGIN = 0
 """...of those at most this many instructions longer than the best screened program."""
 
-REFINE_NARROW = codegen.Limits(expansions=700, total_expansions=1400)
+REFINE_NARROW = codegen.Limits(expansions=700, total_expansions=1400, in_sequence=False)
 """A second budget the best screened candidate is also searched with. The beam search is not
 monotonic in its budget: a search cut off earlier keeps different states, and its program is
-sometimes shorter than the wider search's (never worse overall: the shortest program wins)."""
+sometimes shorter than the wider search's (never worse overall: the shortest program wins).
+The outputs-in-sequence program is left to `REFINE`, which already compares it."""
 
 
 def _best_program(candidates: dict[str, Decomposition], registers: tuple[str, ...],
