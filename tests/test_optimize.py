@@ -272,3 +272,15 @@ def test_best_screened_candidate_is_also_searched_with_the_narrow_budget(monkeyp
     refined = [(n, lim) for n, lim in calls if lim is not pipeline.SCREEN]
     assert refined == [("short", pipeline.REFINE), ("tie", pipeline.REFINE),
                        ("short", pipeline.REFINE_NARROW)]
+
+
+def test_stop_reason_is_the_last_stages_not_an_earlier_limit():
+    # Regression: a run whose first stage hit its iteration cap and whose last stage saturated
+    # reported "iteration limit (1)" (seen as "lowering saturation: iteration limit (1)").
+    facts = "(let $k (KCompose (KAdd (Sh 0 0) (Sh 1 0)) (KAdd (Sh 0 0) (Sh 0 1))))"
+    capped = (engine.Stage(("ring",), 1),)
+    _, first = engine.saturate(("ring",), facts, capped, engine.Limits())
+    assert first.stop_reason == "iteration limit (1)"
+    _, both = engine.saturate(("ring",), facts, (*capped, engine.Stage(("ring",), 60)),
+                              engine.Limits())
+    assert both.stop_reason == "saturated", both

@@ -49,6 +49,9 @@ class Stage:
 
 @dataclass
 class SaturationReport:
+    """How a saturation went: `stop_reason` is why its last stage ended ("saturated", or the
+    iteration, node or time limit that stopped it); sizes are e-nodes after each iteration."""
+
     stop_reason: str = "saturated"
     iterations: int = 0
     nodes: int = 0
@@ -162,6 +165,7 @@ def _run_stages(egraph, stages: tuple[Stage, ...], limits: Limits) -> Saturation
     report = SaturationReport()
     start = time.perf_counter()
     for stage in stages:
+        report.stop_reason = "saturated"  # the reason is the last stage's: the one that ended it
         step = "(run-schedule " + " ".join(f"(run {r})" for r in stage.rulesets) + ")"
         for _ in range(stage.iterations):
             (out,) = egraph.parse_and_run_program(step)
