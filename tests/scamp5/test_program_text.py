@@ -132,7 +132,8 @@ ERRORS = [
     ("addx(A, B, B, east);", None, ProgramError, 1, 1, "x0 != x1"),
     ("mov2x(A, B, north, south);", None, ProgramError, 1, 1, "perpendicular"),
     ("mov2x(A, B, east, west);", None, ProgramError, 1, 1, "perpendicular"),
-    ("movx(A, G, north);", None, ProgramError, 1, 9, "unknown register 'G'"),
+    ("movx(A, G, north);", None, ProgramError, 1, 9, "register 'G' does not exist on SCAMP-5"),
+    ("movx(A, R7, north);", None, ProgramError, 1, 9, "unknown register 'R7'"),
     ("mov(a, B);", None, ProgramError, 1, 5, "unknown register 'a'"),
     ("movx(A, NEWS, north);", None, ProgramError, 1, 9, "NEWS cannot be named"),
     ("movx(A, B, up);", None, ProgramError, 1, 12, "unknown direction 'up'"),
@@ -184,8 +185,12 @@ def test_error_renders_file_line_column_and_caret() -> None:
 
 def test_unknown_register_error_lists_the_registers() -> None:
     with pytest.raises(ProgramError) as err:
-        parse_program("mov(A, G);")
+        parse_program("mov(A, R7);")
     assert err.value.hint == "registers are A, B, C, D, E, F"
+    with pytest.raises(ProgramError) as err:
+        parse_program("mov(A, G);")
+    assert err.value.hint.startswith("registers are A, B, C, D, E, F; G..Z exist only in the "
+                                     "simulated wide register file")
 
 
 def test_unknown_op_set_is_a_programming_error() -> None:

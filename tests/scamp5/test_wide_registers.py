@@ -7,12 +7,15 @@ strict); kalg's simulators also run programs for a hypothetical wider file, for 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from kalg.cli import main
+from kalg.diagnostics import ProgramError
 from kalg.kernel import Kernel
-from kalg.scamp5.isa import Add, Dir, Movx
+from kalg.scamp5.isa import SIMULATED_REGISTERS, Add, Dir, Movx
 from kalg.scamp5.simulator import ALL_REGISTERS, footprint, register_file, simulate, verify_numeric
 from kalg.scamp5.symbolic import execute, verify_exact
+from kalg.scamp5.text import parse_program
 
 WIDE = [Movx("G", "A", Dir.EAST), Add("R", "A", "G")]
 """R := A + A(east), through G."""
@@ -65,3 +68,26 @@ def test_real_target_still_rejects_register_g_and_names_the_opt_in(capsys, tmp_p
     out, err = capsys.readouterr()
     assert code == 1 and out == ""
     assert "G, H" in err and "scamp5_wide" in err and "Traceback" not in err
+
+
+WIDE_TEXT = "scamp5_kernel_begin();\nmovx(G, A, east);\nadd(R, A, G);\nscamp5_kernel_end();\n"
+
+
+def test_program_text_names_g_only_with_the_simulated_register_file():
+    assert parse_program(WIDE_TEXT, registers=SIMULATED_REGISTERS) == WIDE
+    with pytest.raises(ProgramError, match="does not exist on SCAMP-5") as err:
+        parse_program(WIDE_TEXT)
+    assert "--simulated-registers" in err.value.hint
+
+
+def test_simulate_command_checks_a_wide_program_with_the_flag(tmp_path, capsys):
+    # Regression: `kalg simulate` said "unknown register 'G'" for every scamp5_wide program.
+    program, kernel = tmp_path / "w.scamp5", tmp_path / "w.kalg"
+    program.write_text(WIDE_TEXT)
+    kernel.write_text("target scamp5_wide { registers: A..R, input: A, ops: all }\n"
+                      "filter f = [R: [0 1 1]]\n")
+    argv = ["simulate", str(program), "--kernel", str(kernel), "--size", "16"]
+    assert main([*argv, "--simulated-registers"]) == 0
+    assert "exact    ok" in capsys.readouterr().out
+    assert main(argv) == 1
+    assert "--simulated-registers" in capsys.readouterr().err

@@ -16,7 +16,7 @@ import numpy as np
 
 from kalg.diagnostics import KalgError, VerificationError
 from kalg.kernel import REAL, Kernel
-from kalg.scamp5.isa import Instr, bus_steps
+from kalg.scamp5.isa import REGISTERS, SIMULATED_REGISTERS, Instr, bus_steps
 from kalg.scamp5.noise import NoiseModel
 from kalg.scamp5.simulator import footprint, noise_statistics, simulate, verify_numeric
 from kalg.scamp5.symbolic import verify_exact
@@ -58,13 +58,18 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="seed of the noise (default: 0)")
     p.add_argument("--write-result", type=Path, metavar="PNG",
                    help="write each output register as a grey PNG (NAME_R.png for several)")
+    p.add_argument("--simulated-registers", action="store_true",
+                   help="accept registers G..Z, for programs made for the simulated wide "
+                        "register file (kalg optimize --target scamp5_wide)")
     p.add_argument("--write-error", type=Path, metavar="PNG",
                    help="write |result - reference correlation| per output as a grey PNG")
     return p
 
 
 def run(args: argparse.Namespace) -> int:
-    program = parse_program(_read_text(args.program), str(args.program), op_set=args.ops)
+    registers = SIMULATED_REGISTERS if args.simulated_registers else REGISTERS
+    program = parse_program(_read_text(args.program), str(args.program), op_set=args.ops,
+                            registers=registers)
     targets, input_register = _load_targets(args.kernel)
     image, image_label = _input_image(args)
     regs = sorted({r for i in program for r in i.registers()} | {input_register})

@@ -17,7 +17,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 
 from kalg.diagnostics import KalgSyntaxError, ProgramError, Span
-from kalg.scamp5.isa import ALL_MACROS, NEWS, OP_SETS, REGISTERS, Dir, Instr, op_set_violation
+from kalg.scamp5.isa import (
+    ALL_MACROS,
+    NEWS,
+    OP_SETS,
+    REGISTERS,
+    SIMULATED_REGISTERS,
+    Dir,
+    Instr,
+    op_set_violation,
+)
 
 BEGIN = "scamp5_kernel_begin"
 END = "scamp5_kernel_end"
@@ -135,10 +144,13 @@ class _Reader:
         return _Statement(name, tuple(args), close)
 
 
-def parse_program(text: str, path: str = "<string>", op_set: str | None = None) -> list[Instr]:
+def parse_program(text: str, path: str = "<string>", op_set: str | None = None,
+                  registers: tuple[str, ...] = REGISTERS) -> list[Instr]:
     """Parse SCAMP-5 program text into instructions, checking every constraint of the ISA.
 
     `op_set` ("all" or "basic") also rejects macros outside that op set; None accepts every macro.
+    `registers` are the names a program may use: SCAMP-5's A..F, or `SIMULATED_REGISTERS` for
+    programs made for the simulated wide register file (target scamp5_wide).
     Raises `KalgSyntaxError` or `ProgramError` located at the offending token.
 
     >>> parse_program("scamp5_kernel_begin();\\nadd(A, B, C); // sum\\nscamp5_kernel_end();")
@@ -156,7 +168,7 @@ def parse_program(text: str, path: str = "<string>", op_set: str | None = None) 
             continue
         if ended is not None:
             raise KalgSyntaxError(f"instruction after {END}();", reader.span(stmt.name))
-        program.append(_instruction(reader, stmt, op_set))
+        program.append(_instruction(reader, stmt, op_set, registers))
     if begun is not None and ended is None:
         raise KalgSyntaxError(f"{BEGIN}(); is never closed by {END}();", reader.span(begun))
     return program
@@ -180,7 +192,8 @@ def _marker(reader: _Reader, stmt: _Statement, program: list[Instr],
     return begun, name
 
 
-def _instruction(reader: _Reader, stmt: _Statement, op_set: str | None) -> Instr:
+def _instruction(reader: _Reader, stmt: _Statement, op_set: str | None,
+                 registers: tuple[str, ...]) -> Instr:
     """Build the instruction of one statement: arity, operand kinds, constraints, op set."""
     name = stmt.name
     if (arities := _MACROS.get(name.text)) is None:
@@ -191,7 +204,7 @@ def _instruction(reader: _Reader, stmt: _Statement, op_set: str | None) -> Instr
         where = stmt.args[max(arities)] if len(stmt.args) > max(arities) else stmt.close
         raise KalgSyntaxError(
             f"{name.text} takes {counts} arguments, got {len(stmt.args)}", reader.span(where))
-    values = [_operand(reader, tok, _is_direction(f.type))
+    values = [_operand(reader, tok, _is_direction(f.type), registers)
               for tok, f in zip(stmt.args, fields(cls), strict=True)]  # type: ignore[arg-type]
     instr = cls(*values)
     if problem := instr.violation():
@@ -205,23 +218,29 @@ def _is_direction(annotation: object) -> bool:
     return annotation in (Dir, "Dir")
 
 
-def _operand(reader: _Reader, tok: _Token, direction: bool) -> str | Dir:
+def _operand(reader: _Reader, tok: _Token, direction: bool,
+             registers: tuple[str, ...]) -> str | Dir:
     """A register name or a direction, as the macro's signature asks; anything else is an error."""
     text, span = tok.text, reader.span(tok)
     if direction:
         if text in _DIRECTIONS:
             return Dir(text)
-        if text in REGISTERS:
+        if text in registers:
             raise ProgramError(f"expected a direction, found register {text!r}", span)
         raise ProgramError(f"unknown direction {text!r}", span,
                            hint=f"directions are {', '.join(_DIRECTIONS)}")
-    if text in REGISTERS:
+    if text in registers:
         return text
+    if text in SIMULATED_REGISTERS:
+        raise ProgramError(f"register {text!r} does not exist on SCAMP-5", span,
+                           hint=f"registers are {', '.join(registers)}; G..Z exist only in the "
+                                "simulated wide register file (kalg simulate "
+                                "--simulated-registers)")
     if text == NEWS:
         raise ProgramError("NEWS cannot be named by a program", span,
                            hint="NEWS is the neighbour-exchange register every macro overwrites")
     if text in _DIRECTIONS:
         raise ProgramError(f"expected a register, found direction {text!r}", span)
     raise ProgramError(f"unknown register {text!r}", span,
-                       hint=f"registers are {', '.join(REGISTERS)}")
+                       hint=f"registers are {', '.join(registers)}")
 
