@@ -9,6 +9,7 @@ The IR knows nothing of egglog or of SCAMP-5 instructions; `kernels()` gives its
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from fractions import Fraction
@@ -62,19 +63,25 @@ class Decomposition:
 
     def live(self) -> list[int]:
         """Indices of values reachable from the outputs, in topological order."""
-        seen: set[int] = set()
-        stack = [i for _, i in self.outputs]
-        while stack:
-            i = stack.pop()
-            if i not in seen:
-                seen.add(i)
-                stack.extend(self.values[i].args)
-        return sorted(seen)
+        return reachable(self.values, [i for _, i in self.outputs])
 
     def __str__(self) -> str:
         lines = [f"v{i} = {v}" for i, v in enumerate(self.values) if i in set(self.live())]
         lines += [f"{name} <- v{i}" for name, i in self.outputs]
         return "\n".join(lines)
+
+
+def reachable(values: Sequence, roots: Iterable[int]) -> list[int]:
+    """Indices of `values` reachable from `roots` through each value's `args` (earlier indices),
+    sorted: a topological order for an SSA list."""
+    seen: set[int] = set()
+    stack = list(roots)
+    while stack:
+        i = stack.pop()
+        if i not in seen:
+            seen.add(i)
+            stack.extend(values[i].args)
+    return sorted(seen)
 
 
 def _meaning(v: Value, done: list[Kernel]) -> Kernel:

@@ -13,11 +13,9 @@ none (None). Small kernels gain too: interleaving the halvings with the factors 
 
 from __future__ import annotations
 
-from fractions import Fraction
-from math import lcm
-
 from kalg.decomp import DagBuilder, Decomposition
 from kalg.eqsat.analyses import factors, naf
+from kalg.eqsat.terms import canonicalise
 from kalg.kernel import Kernel
 
 
@@ -42,14 +40,12 @@ def factor_chain(outputs: dict[str, Kernel]) -> Decomposition | None:
 
 def _plan(k: Kernel) -> tuple[list[Kernel], int, tuple[int, int]] | None:
     """(integer factors, power of two to divide by, shift) with k = shift · Π factors / 2^s."""
-    taps = {xy: Fraction(c) for xy, c in k.trimmed().taps.items() if c != 0}
-    if not taps:
-        return None
-    scale = lcm(*(c.denominator for c in taps.values()))
-    if scale & (scale - 1):
-        return None  # not dyadic: SCAMP-5 can only halve
-    x0, y0 = min(x for x, _ in taps), min(y for _, y in taps)
-    integer = Kernel.of({(x - x0, y - y0): int(c * scale) for (x, y), c in taps.items()})
+    try:
+        c = canonicalise(k)
+    except ValueError:
+        return None  # zero, or not dyadic: SCAMP-5 can only halve
+    integer = c.literal if c.sign > 0 else -c.literal  # the sign stays in the factors' content
+    x0, y0 = c.offset
     fs = factors(integer)  # of a polynomial: no negative powers
     product = Kernel.unit()
     for f in fs:
@@ -59,7 +55,7 @@ def _plan(k: Kernel) -> tuple[list[Kernel], int, tuple[int, int]] | None:
     if product.shift(*shift).trimmed() != integer.trimmed():
         return None  # sympy's monomial part was more than a shift: do not guess
     shift = (shift[0] + x0, shift[1] + y0)
-    return fs, scale.bit_length() - 1, shift
+    return fs, c.halvings, shift
 
 
 def _build(b: DagBuilder, fs: list[Kernel], halvings: int, shift: tuple[int, int]) -> int:

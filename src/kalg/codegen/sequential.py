@@ -81,15 +81,7 @@ class _Builder:
                     acc = positive if t[3] > 0 else self._negative(t, positive, at)
                     acc_terms = (t,)
                     continue
-                acc_terms = tuple(sorted((*acc_terms, t)))
-                key = self.space.key(acc_terms)
-                if t[3] < 0:
-                    self.emit(Step("sub", (key,), (acc, positive)))
-                elif positive == acc:
-                    self.emit(Step("double", (key,), (acc,)))
-                else:
-                    self.emit(Step("add", (key,), (acc, positive)))
-                acc = key
+                acc, acc_terms = self._accumulate(acc, acc_terms, t, positive)
         assert acc is not None
         return acc
 
@@ -100,17 +92,22 @@ class _Builder:
         acc_terms: Terms = (order[0],)
         acc = self._term(order[0])
         for t in order[1:]:
-            positive = self._term((*t[:3], 1))
-            acc_terms = tuple(sorted((*acc_terms, t)))
-            key = self.space.key(acc_terms)
-            if t[3] < 0:
-                self.emit(Step("sub", (key,), (acc, positive)))
-            elif positive == acc:
-                self.emit(Step("double", (key,), (acc,)))
-            else:
-                self.emit(Step("add", (key,), (acc, positive)))
-            acc = key
+            acc, acc_terms = self._accumulate(acc, acc_terms, t, self._term((*t[:3], 1)))
         return acc
+
+    def _accumulate(self, acc: Key, acc_terms: Terms, t: Term, positive: Key,
+                    ) -> tuple[Key, Terms]:
+        """Add the signed term t (its value, positive, is `positive`) to the partial sum `acc`
+        of `acc_terms`: one sub, double or add step. Returns the new sum and its terms."""
+        acc_terms = tuple(sorted((*acc_terms, t)))
+        key = self.space.key(acc_terms)
+        if t[3] < 0:
+            self.emit(Step("sub", (key,), (acc, positive)))
+        elif positive == acc:
+            self.emit(Step("double", (key,), (acc,)))
+        else:
+            self.emit(Step("add", (key,), (acc, positive)))
+        return key, acc_terms
 
     def _term(self, term: Term) -> Key:
         """One term (node at an offset, signed), made from scratch."""

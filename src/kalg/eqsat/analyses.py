@@ -91,14 +91,18 @@ def seed(outputs: dict[str, Kernel], max_literals: int = 30) -> Seeds:
     return seeds
 
 
+_LITERAL = re.compile(r'\(Lit "([^"]*)"\)')
+"""A literal in term text; group 1 is its key."""
+
+
 def _sole_namers(seeds: Seeds) -> dict[str, str]:
     """Literal key → analysis, for the literals exactly one analysis names (outputs excluded)."""
     namers: dict[str, set[str]] = {}
     for _, term, analysis in seeds.unions:
-        for key in re.findall(r'\(Lit "([^"]*)"\)', term):
+        for key in _LITERAL.findall(term):
             namers.setdefault(key, set()).add(analysis)
     outputs = {key for term in seeds.roots.values()
-               for key in re.findall(r'\(Lit "([^"]*)"\)', term)}
+               for key in _LITERAL.findall(term)}
     return {key: next(iter(names)) for key, names in namers.items()
             if len(names) == 1 and key not in outputs}
 
@@ -237,7 +241,7 @@ def separation(k: Kernel) -> tuple[Kernel, Kernel] | None:
     Found directly, not through `factorisations`, so no split limit can hide it. None when k is
     not rank 1 or one side is a single tap (nothing to separate).
     """
-    taps = {xy: c for xy, c in k.entries if c != 0}
+    taps = k.trimmed().taps
     x0, y0 = min(taps, key=lambda xy: (xy[1], xy[0]))
     row_taps = {x: c for (x, y), c in taps.items() if y == y0}
     integral = all(Fraction(c).denominator == 1 for c in row_taps.values())

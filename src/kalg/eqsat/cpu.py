@@ -28,6 +28,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from kalg.decomp import reachable
 from kalg.diagnostics import KalgSemanticError, VerificationError
 from kalg.eqsat import analyses, cost, engine, extract
 from kalg.eqsat.terms import balanced_sum
@@ -364,7 +365,7 @@ class Passes:
             if s is REAL and c == -1 and acc is not None:
                 acc = self._make(Pass("sub", (acc, v)))
                 continue
-            if s is REAL and c not in (1,):
+            if s is REAL and c != 1:
                 v = self._make(Pass("scale", (v,), (c,)))
             elif s is not REAL and s is not BOOLEAN and c != 0:
                 v = self._make(Pass("weight", (v,), (c,)))
@@ -372,13 +373,8 @@ class Passes:
         return acc
 
     def live(self, out: int) -> list[int]:
-        seen, stack = set(), [out]
-        while stack:
-            i = stack.pop()
-            if i not in seen:
-                seen.add(i)
-                stack.extend(self.values[i].args)
-        return sorted(seen)
+        """The values `out` depends on, in order."""
+        return reachable(self.values, [out])
 
     def ops(self, out: int) -> int:
         """Operations per pixel: every live value that is not the input or a move."""

@@ -194,18 +194,9 @@ def _lowered_classes(index: dict, applies: dict, halves: dict, term: list,
     rules/lower.egg does: sums and negations apply their parts to x, a halving to x and to x/2,
     a composition a·b applies b to x and a to the result."""
     reached: set[str] = set()
-    located: dict[int, ENode | None] = {}  # id of a parsed subterm → its e-node
-
-    def locate(sub: list) -> ENode | None:
-        if id(sub) not in located:
-            kids = [locate(a) for a in sub[1:] if isinstance(a, list)]
-            args = tuple(t.atom(a) for a in sub[1:] if not isinstance(a, list))
-            located[id(sub)] = None if None in kids else index.get(
-                (sub[0], args, tuple(k.eclass for k in kids)))
-        return located[id(sub)]
 
     def go(sub: list, x: str) -> str | None:
-        node = locate(sub)
+        node = _locate(index, sub, set())
         out = None if node is None else applies.get((node.eclass, x))
         if out is None:
             return None
@@ -229,19 +220,19 @@ def _lowered_classes(index: dict, applies: dict, halves: dict, term: list,
     return reached
 
 
-def _locate(index: dict, term: list, parts: set[str], classes: bool = False) -> ENode | None:
+def _locate(index: dict, term: list, parts: set[str]) -> ENode | None:
     """The e-node of `term` (a parsed s-expression) if all its parts are in the graph; the ids
-    of the parts found (their e-classes if `classes`) are added to `parts`."""
+    of the parts found are added to `parts`."""
     args = tuple(t.atom(a) for a in term[1:] if not isinstance(a, list))
     kids = []
     for sub in (a for a in term[1:] if isinstance(a, list)):
-        node = _locate(index, sub, parts, classes)
+        node = _locate(index, sub, parts)
         if node is None:
             return None
         kids.append(node.eclass)
     node = index.get((term[0], args, tuple(kids)))
     if node is not None:
-        parts.add(node.eclass if classes else node.id)
+        parts.add(node.id)
     return node
 
 
