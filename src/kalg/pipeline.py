@@ -124,6 +124,8 @@ def _check_compilable(definition: frontend.Definition, input_register: str,
             f"'{definition.name}' is a {definition.semiring.name} kernel; SCAMP-5's analogue "
             "registers compute real sums only", definition.span,
             "'kalg optimize FILE --target cpu' finds its cheapest decomposition for a CPU")
+    for err in definition.unapproximated.values():
+        raise err  # SCAMP-5 can only halve: a non-dyadic kernel needs an approx setting
     universe = SIMULATED_REGISTERS if target_name == WIDE else SCAMP5_REGISTERS
     unknown = [r for r in registers if r not in universe]
     if unknown and target_name == WIDE:

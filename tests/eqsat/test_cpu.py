@@ -14,10 +14,11 @@ from hypothesis import strategies as st
 
 from kalg.cli import main
 from kalg.diagnostics import KalgSemanticError, VerificationError
-from kalg.eqsat import cost, cpu, engine, extract, optimize
+from kalg.eqsat import cost, engine, extract, optimize
 from kalg.eqsat.extract import ENode
 from kalg.kernel import BOOLEAN, MAXPLUS, MINPLUS, REAL, Kernel
 from kalg.resources import rules_dir
+from kalg.targets.cpu import optimize as cpu
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 BOX7 = Kernel.of({(x, y): 1 for x in range(-3, 4) for y in range(-3, 4)})
@@ -107,9 +108,15 @@ def test_verification_catches_a_wrong_decomposition():
         cpu.verify(program, out, row7)
 
 
+def test_a_non_dyadic_kernel_is_exact_on_the_cpu():
+    # a CPU multiplies: 1/9 needs no approximation (SCAMP-5's halving limit is not the cpu's)
+    box = Kernel.of({(x, y): Fraction(1, 9) for x in (-1, 0, 1) for y in (-1, 0, 1)})
+    r = cpu.optimize_cpu(box)
+    assert "exactly" in r.verified and r.passes[-2].endswith(", 1/9)")
+    assert r.ops <= 5
+
+
 def test_unsupported_kernels_are_clear_errors():
-    with pytest.raises(KalgSemanticError, match="dyadic"):
-        cpu.optimize_cpu(Kernel.of({(0, 0): Fraction(1, 3), (1, 0): 1}))
     with pytest.raises(KalgSemanticError, match="integer minplus weights"):
         cpu.optimize_cpu(Kernel.of({(0, 0): Fraction(1, 2), (1, 0): 0}, MINPLUS))
     with pytest.raises(KalgSemanticError, match="zero"):

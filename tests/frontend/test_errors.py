@@ -59,9 +59,6 @@ SEMANTIC = [
     ("duplicate-name", "kernel k = [1]\n\nfilter k = [A: x]", 3, 8,
      "'k' is already defined on line 1"),
     ("monomial-name", "kernel x = [1]", 1, 8, "built-in monomial"),
-    ("non-dyadic", "kernel k = [1 1 1]/3", 1, 8,
-     "non-dyadic coefficient 1/3 at offset (-1, 0)"),
-    ("non-dyadic-decimal", "filter f = [A: x, B: 0.1 * y]", 1, 19, "non-dyadic coefficient 1/10"),
     ("max-error-unreachable", "kernel k = [1 1 1]/3 with approx depth 3 max_error 0.001", 1, 8,
      "no approximation depth up to 3"),
     ("unknown-approx-param", "approx dept 4\nkernel k = [1]", 1, 8, "unknown approx parameter"),
@@ -191,9 +188,8 @@ def test_unknown_name_suggests_a_close_one():
 
 
 def test_non_dyadic_error_says_how_to_approximate():
-    with pytest.raises(KalgError) as caught:
-        load_text("kernel k = [1 1 1]/3")
-    assert "approx" in caught.value.hint
+    err = load_text("kernel k = [1 1 1]/3").definition().unapproximated["A"]
+    assert "approx" in err.hint and "--target cpu" in err.hint
 
 
 def test_unreadable_file_is_a_kalg_error(tmp_path):
@@ -209,3 +205,24 @@ def test_every_example_gets_its_own_label(label, example):
     with pytest.raises(KalgSyntaxError) as caught:
         load_text(example)
     assert caught.value.message.startswith(label)
+
+
+NON_DYADIC = [
+    ("non-dyadic", "kernel k = [1 1 1]/3", 1, 8,
+     "non-dyadic coefficient 1/3 at offset (-1, 0)"),
+    ("non-dyadic-decimal", "filter f = [A: x, B: 0.1 * y]", 1, 19, "non-dyadic coefficient 1/10"),
+]
+
+
+@pytest.mark.parametrize(("name", "source", "line", "column", "fragment"), NON_DYADIC,
+                         ids=_row_ids(NON_DYADIC))
+def test_non_dyadic_is_a_located_scamp5_error_only(name, source, line, column, fragment,
+                                                   tmp_path, capsys):
+    # the frontend keeps the exact kernel (a CPU multiplies); SCAMP-5 can only halve
+    path = tmp_path / "bad.kalg"
+    path.write_text(source)
+    assert load_text(source).definition().outputs  # no error in the language itself
+    assert main(["optimize", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"{path}:{line}:{column}: error: ") and fragment in err
+    assert main(["optimize", str(path), "--target", "cpu"]) == 0

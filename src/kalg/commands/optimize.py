@@ -9,10 +9,11 @@ from pathlib import Path
 
 from kalg import frontend
 from kalg.diagnostics import KalgError, KalgSemanticError
-from kalg.eqsat import cpu, engine
+from kalg.eqsat import engine
 from kalg.frontend.target import WIDE
 from kalg.pipeline import Result, Settings, Stage, compile_file
 from kalg.scamp5.isa import SIMULATED_REGISTERS as REGISTERS
+from kalg.targets.cpu import optimize as cpu
 
 DESCRIPTION = """\
 Compile the last kernel or filter of FILE (or --name NAME) into the shortest SCAMP-5 program

@@ -5,7 +5,7 @@
 `kernel()`: estimated SCAMP-5 instructions of a Kernel term (variant ranking).
 For `scamp5`, only Img nodes (register values) and the output bundle are extractable: Kernel terms
 and Apply are the algebra, not computation. `cpu` also prices Kernel terms and the semiring sorts
-(rules/minplus.egg, maxplus.egg, boolean.egg) read as passes over an image, for kalg.eqsat.cpu.
+(rules/minplus.egg, maxplus.egg, boolean.egg) read as passes over an image, for kalg.targets.cpu.
 The infinite prefix-sum kernel (KPrefix, rules/window.egg) has a cost under `cpu` only: SCAMP-5's
 finite array cannot hold a running sum, so `scamp5` and `kernel` never extract it.
 """

@@ -3,7 +3,8 @@
 Walks the statements in file order. `semiring` and `approx` statements set the defaults for
 the definitions after them; a definition's own `with` clause overrides them. Each definition is
 evaluated (`kalg.frontend.evaluate`), checked against its semiring and the target, and, if it
-is real and has a non-dyadic coefficient, approximated (`kalg.approx`) or rejected. Every
+is real and has a non-dyadic coefficient, approximated (`kalg.approx`) if a policy is set, else
+kept exact with the located error SCAMP-5 will raise (`Definition.unapproximated`). Every
 problem is a `KalgSemanticError` located in the source.
 """
 
@@ -147,10 +148,12 @@ def _define(statement: ast.KernelDef | ast.FilterDef, scope: Scope, settings: _S
     what = f"{kind} {statement.name!r}"
     exact = {register: _value(expr, span, scope, settings.semiring, what)
              for register, (expr, span) in places.items()}
-    outputs, errors, depths = {}, {}, {}
+    outputs, errors, depths, unapproximated = {}, {}, {}, {}
     for register, kernel in exact.items():
         outputs[register] = kernel
-        if _needs_approximation(kernel, settings.approx, places[register][1], what):
+        if (err := _unapproximated(kernel, settings.approx, places[register][1], what)):
+            unapproximated[register] = err
+        elif _needs_approximation(kernel, settings.approx):
             assert settings.approx is not None
             with located(places[register][1]):
                 depth = approx.choose_depth(kernel, settings.approx.depth,
@@ -158,7 +161,8 @@ def _define(statement: ast.KernelDef | ast.FilterDef, scope: Scope, settings: _S
             outputs[register], errors[register] = approx.approximate(kernel, depth)
             depths[register] = depth
     return Definition(statement.name, kind, outputs, settings.semiring, statement.span,
-                      approx_error=errors, approx_depth=depths, exact=exact)
+                      approx_error=errors, approx_depth=depths, exact=exact,
+                      unapproximated=unapproximated)
 
 
 def _filter_outputs(statement: ast.FilterDef, target: Target,
@@ -185,19 +189,23 @@ def _value(expr: ast.Expr, span: Span, scope: Scope, semiring: Semiring, what: s
     return kernel
 
 
-def _needs_approximation(kernel: Kernel, policy: ApproxPolicy | None, span: Span,
-                         what: str) -> bool:
-    """Whether `kernel` must be approximated; an error if it must be but no policy is set."""
-    if kernel.semiring is not REAL or kernel.is_dyadic():
-        return False
-    if policy is not None:
-        return True
+def _needs_approximation(kernel: Kernel, policy: ApproxPolicy | None) -> bool:
+    """Whether `kernel` is to be approximated: real, non-dyadic, and a policy is set."""
+    return kernel.semiring is REAL and not kernel.is_dyadic() and policy is not None
+
+
+def _unapproximated(kernel: Kernel, policy: ApproxPolicy | None, span: Span,
+                    what: str) -> KalgSemanticError | None:
+    """The error SCAMP-5 reports for a non-dyadic real kernel without an approx policy (kept
+    exact: the cpu target multiplies, so it needs no approximation), or None."""
+    if kernel.semiring is not REAL or kernel.is_dyadic() or policy is not None:
+        return None
     offset, coefficient = next((o, c) for o, c in kernel.entries if not _dyadic(c))
-    raise KalgSemanticError(
+    return KalgSemanticError(
         f"{what} has the non-dyadic coefficient {coefficient} at offset {offset}: SCAMP-5 "
         "can only halve, so it must be approximated", span,
         hint="add 'with approx depth 6' to the definition, or a line 'approx max_error 0.01' "
-             "before it")
+             "before it (the cpu target, '--target cpu', takes it exactly)")
 
 
 def _dyadic(coefficient: object) -> bool:

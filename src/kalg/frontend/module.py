@@ -44,6 +44,9 @@ class Definition:
     approx_error: dict[str, Fraction] = field(default_factory=dict)
     approx_depth: dict[str, int] = field(default_factory=dict)
     exact: dict[str, Kernel] = field(default_factory=dict)
+    unapproximated: dict[str, KalgError] = field(default_factory=dict)
+    """Outputs with non-dyadic coefficients and no approx setting, kept exact: the located
+    error a target that can only halve (SCAMP-5) raises; the cpu target takes them as they are."""
 
 
 @dataclass(frozen=True, slots=True)

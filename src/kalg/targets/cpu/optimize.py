@@ -6,15 +6,19 @@ the term, its passes over the image, its operations per pixel, and the proof tha
 
 * real kernels: the SCAMP-5 analyses seed factorisations and digit planes (`analyses.seed`);
   `ring`, `distributivity` and `window` saturate, so runs of taps become sliding windows
-  (1 - x^n)·P_x and boxes become integral images (rules/window.egg);
+  (1 - x^n)·P_x and boxes become integral images (rules/window.egg). A CPU multiplies, so a
+  kernel with non-dyadic coefficients (a 1/9 box) is written s·K' with K' integer and s an exact
+  rational: K' is optimized, and one `scale` pass by s follows;
 * min-plus, max-plus and Boolean kernels: `seed_semiring` seeds the entries, separable splits
   K = R ⊗ C and 1-D splits R = A ⊗ B (exact residuation); each semiring's own family saturates,
   with its commutativity/associativity set run for one capped iteration.
 
-Every result is verified before it is returned: the passes are run on a random integer image (a
-random binary image for Boolean kernels) embedded in a canvas of the semiring's zero, large enough
-that every shift and running sum reads true values, and compared exactly with the kernel's own
-`apply` on that image. A mismatch raises VerificationError (a kalg bug).
+Every result is verified before it is returned (`verify`): the passes are run, in exact
+arithmetic, on a small random integer image (a random binary image for Boolean kernels) extended
+by a border (replicate, and wrap for real kernels), each value computed only over the region its
+readers need (`Passes.regions`, bounded by the kernel's reach, not by the sum of all moves), and
+compared exactly with the kernel applied to the same bordered image. A mismatch raises
+VerificationError (a kalg bug).
 
 Operations per pixel count each pass once (equal passes on equal values are shared); moves are free
 addressing. The extraction itself is by tree cost (`extract.greedy`), so the count can be lower
@@ -23,6 +27,7 @@ than the extracted cost when sub-terms repeat.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -33,6 +38,8 @@ from kalg.diagnostics import KalgSemanticError, VerificationError
 from kalg.eqsat import analyses, cost, engine, extract
 from kalg.eqsat.terms import balanced_sum
 from kalg.kernel import BOOLEAN, MINPLUS, REAL, Kernel, Semiring
+from kalg.targets.cpu.borders import DEFAULT as DEFAULT_BORDER
+from kalg.targets.cpu.borders import Border
 
 Term = list  # a parsed term: [op, arg, ...]
 
@@ -71,6 +78,7 @@ class CpuResult:
     `term` is the extracted term (egglog text); `passes` lists its operations in order (value v0
     is the input; `vN@(dx,dy)` reads vN moved by (dx, dy), free addressing); `ops` is operations
     per output pixel, each pass counted once; `direct_ops` is the tap-by-tap cost for comparison.
+    `program` and `out` are the passes themselves (what the Halide lowering consumes).
     """
 
     kernel: Kernel
@@ -82,6 +90,8 @@ class CpuResult:
     verified: str
     forms: list[str] = field(default_factory=list)
     """The kinds of form the term uses (running sums, composition of factors), or 'direct'."""
+    program: Passes | None = None
+    out: int = 0
 
 
 def optimize_cpu(kernel: Kernel, limits: engine.Limits = DEFAULT_LIMITS,
@@ -89,17 +99,16 @@ def optimize_cpu(kernel: Kernel, limits: engine.Limits = DEFAULT_LIMITS,
     """Find the decomposition of `kernel` with the fewest operations per output pixel on a CPU.
 
     Contract: the returned passes compute exactly `kernel.apply(image)` (checked on a random
-    image before returning); raises KalgSemanticError for kernels the cpu target cannot take
-    (zero kernel, non-dyadic real coefficients, non-integer min/max-plus weights).
+    bordered image before returning); raises KalgSemanticError for kernels the cpu target cannot
+    take (zero kernel, non-integer min/max-plus weights). Real coefficients may be any rationals.
     """
     semiring = kernel.semiring
     k = kernel.trimmed()
     if not k.entries:
         raise KalgSemanticError("the kernel is zero (no entries): there is nothing to compute")
+    scale = Fraction(1)
     if semiring is REAL:
-        if not k.is_dyadic():
-            raise KalgSemanticError("the cpu optimizer takes dyadic real kernels (integers over a "
-                                    "power of two): approximate it first (an 'approx' setting)")
+        scale, k = _integer_part(k)
         seeds = analyses.seed({"out": k}, max_literals)
         facts = "\n".join([f"(let $k_out {seeds.roots['out']})"]
                           + [f"(union {lit} {term})" for lit, term, _ in seeds.unions])
@@ -119,10 +128,26 @@ def optimize_cpu(kernel: Kernel, limits: engine.Limits = DEFAULT_LIMITS,
     # cheaper tap by tap: the result is never worse than the direct form.
     if direct.ops(direct_out) < program.ops(out):
         program, out, forms = direct, direct_out, ["direct"]
+    if scale != 1:
+        out = program.scaled(out, scale)
+        direct_out = direct.scaled(direct_out, scale)
+        forms = [*forms, f"an exact scale by {scale}"]
     verified = verify(program, out, kernel)
     return CpuResult(kernel=kernel, term=_text(term), passes=program.listing(out),
                      ops=program.ops(out), direct_ops=direct.ops(direct_out), saturation=report,
-                     verified=verified, forms=forms)
+                     verified=verified, forms=forms, program=program, out=out)
+
+
+def _integer_part(k: Kernel) -> tuple[Fraction, Kernel]:
+    """(s, K') with k = s·K', K' integer with coprime coefficients and s > 0 an exact rational;
+    (1, k) when k is dyadic (the e-graph's analyses take dyadic kernels and their halvings)."""
+    if k.is_dyadic():
+        return Fraction(1), k
+    values = [Fraction(c) for _, c in k.entries]
+    numerators = math.gcd(*(v.numerator for v in values))
+    denominators = math.lcm(*(v.denominator for v in values))
+    s = Fraction(numerators, denominators)
+    return s, Kernel.of({o: Fraction(c) / s for o, c in k.entries})
 
 
 def direct_ops(k: Kernel) -> int:
@@ -407,25 +432,42 @@ class Passes:
         lines.append(f"out <- {operand(out)}")
         return lines
 
-    def margin(self, out: int) -> int:
-        """How far any value is read outside the image: the sum of every move's length."""
-        return sum(abs(p.param[0]) + abs(p.param[1]) for i in self.live(out)
-                   if (p := self.values[i]).op in ("shift", "prefix")) + 1
+    def scaled(self, v: int, factor: Fraction) -> int:
+        """Value v multiplied by an exact rational (one `scale` pass)."""
+        return self._make(Pass("scale", (v,), (factor,)))
 
-    def run(self, image: np.ndarray, out: int) -> np.ndarray:
-        """Evaluate the passes on `image`, inside a canvas of the semiring's zero wide enough that
-        no read crosses its edge with a non-zero value; return the image-sized centre."""
-        s, m = self.semiring, self.margin(out)
-        canvas = np.pad(image, m, constant_values=s.zero)
+    def regions(self, outs: list[int]) -> dict[int, Margins]:
+        """How far beyond the image each live value is needed, as (top, bottom, left, right)
+        rows and columns, when the values `outs` are computed over the image: a move reads its
+        value further out, a running sum reads its value over its own region (it is truncated at
+        that region's far edge, which every finite combination of running sums cancels). Bounded
+        by the kernel's reach along any path, not by the sum of all moves."""
+        need: dict[int, Margins] = {o: (0, 0, 0, 0) for o in outs}
+        for i in reversed(reachable(self.values, outs)):
+            p, (t, b, le, r) = self.values[i], need.get(i, (0, 0, 0, 0))
+            dx, dy = p.param if p.op == "shift" else (0, 0)
+            # a read at offset (dx, dy) is column + dx and row - dy (y is north)
+            m = (max(0, t + dy), max(0, b - dy), max(0, le - dx), max(0, r + dx))
+            for j in p.args:
+                need[j] = tuple(max(u, w) for u, w in zip(need.get(j, m), m, strict=True))
+        return need
+
+    def run(self, image: np.ndarray, outs: list[int], border: Border = DEFAULT_BORDER,
+            ) -> list[np.ndarray]:
+        """Evaluate the values `outs` over `image` extended by `border`, in exact arithmetic
+        for real kernels (Python ints and Fractions), floats for min/max-plus, bools for
+        Boolean; each value is computed over its region (`regions`) only."""
+        s, (h, w) = self.semiring, image.shape
+        need = self.regions(outs)
         vals: dict[int, np.ndarray] = {}
-        for i in self.live(out):
-            p = self.values[i]
-            a = [vals[j] for j in p.args]
+        for i in reachable(self.values, outs):
+            p, m = self.values[i], need[i]
+            a = [_crop(vals[j], need[j], m, h, w) for j in p.args]
             match p.op:
                 case "input":
-                    vals[i] = canvas
+                    vals[i] = border.pad(_exact(image, s), *m)
                 case "shift":
-                    vals[i] = _moved(a[0], p.param[0], p.param[1], s.zero)
+                    vals[i] = _crop(vals[p.args[0]], need[p.args[0]], m, h, w, *p.param)
                 case "plus":
                     vals[i] = {"real": np.add, "minplus": np.minimum, "maxplus": np.maximum,
                                "boolean": np.logical_or}[s.name](a[0], a[1])
@@ -434,58 +476,94 @@ class Passes:
                 case "neg":
                     vals[i] = -a[0]
                 case "half":
-                    vals[i] = a[0] / 2
+                    vals[i] = a[0] * Fraction(1, 2)
                 case "weight":
                     vals[i] = a[0] + p.param[0]
                 case "scale":
-                    vals[i] = a[0] * float(p.param[0])
+                    vals[i] = a[0] * Fraction(p.param[0])
                 case "prefix":
                     vals[i] = _running_sum(a[0], p.param[0], p.param[1])
-        h, w = image.shape
-        return vals[out][m:m + h, m:m + w]
+        return [_crop(vals[o], need[o], (0, 0, 0, 0), h, w) for o in outs]
 
 
-def _moved(a: np.ndarray, dx: int, dy: int, zero) -> np.ndarray:
-    """out(p) = a(p + (dx, dy)); x east = column + 1, y north = row - 1; outside reads `zero`."""
-    h, w = a.shape
-    out = np.full_like(a, zero)
-    rows, cols = slice(max(0, dy), min(h, h + dy)), slice(max(0, -dx), min(w, w - dx))
-    src_rows = slice(rows.start - dy, rows.stop - dy)
-    src_cols = slice(cols.start + dx, cols.stop + dx)
-    if rows.start < rows.stop and cols.start < cols.stop:
-        out[rows, cols] = a[src_rows, src_cols]
-    return out
+Margins = tuple[int, int, int, int]
+
+
+def _exact(image: np.ndarray, s: Semiring) -> np.ndarray:
+    if s is BOOLEAN:
+        return np.asarray(image) != 0
+    if s is REAL:
+        return np.asarray(image).astype(int).astype(object)
+    return np.asarray(image, dtype=float)
+
+
+def _crop(a: np.ndarray, have: Margins, want: Margins, h: int, w: int, dx: int = 0, dy: int = 0,
+          ) -> np.ndarray:
+    """The part of `a` (a value over the image plus margins `have`) that a read at offset
+    (dx, dy) sees over the image plus margins `want`."""
+    rows = have[0] - want[0] - dy
+    cols = have[2] - want[2] + dx
+    return a[rows: rows + h + want[0] + want[1], cols: cols + w + want[2] + want[3]]
 
 
 def _running_sum(a: np.ndarray, dx: int, dy: int) -> np.ndarray:
-    """out(p) = Σ_{k >= 0} a(p + k·d), by doubling: P_d = (1 + x^d)(1 + x^2d)(1 + x^4d)..."""
-    out, step = a.copy(), 1
-    while step * max(abs(dx), abs(dy)) < max(a.shape):
-        out = out + _moved(out, step * dx, step * dy, 0)
-        step *= 2
+    """out(p) = Σ_{k >= 0} a(p + k·d) over the array, reads past its far edge being 0: the
+    running sum truncated at the region's edge. Row step -dy (y is north), column step dx."""
+    out = a.copy()
+    h, w = a.shape
+    rstep, cstep = -dy, dx
+    rows = range(h - 1, -1, -1) if rstep > 0 else range(h)
+    if rstep == 0:  # along a row: sweep columns from the far end
+        for c in (range(w - 1, -1, -1) if cstep > 0 else range(w)):
+            if 0 <= c + cstep < w:
+                out[:, c] = out[:, c] + out[:, c + cstep]
+        return out
+    for r in rows:
+        if 0 <= r + rstep < h:
+            src = out[r + rstep]
+            lo, hi = max(0, -cstep), min(w, w - cstep)
+            if lo < hi:
+                out[r, lo:hi] = out[r, lo:hi] + src[lo + cstep: hi + cstep]
     return out
 
 
-VERIFY_SHAPE = (24, 24)
+VERIFY_CASES = ((17, 13, "replicate"), (4, 3, "wrap"))
+"""(rows, columns, border) of the random images every decomposition is checked on: an odd size
+and one smaller than most kernels, with two different borders."""
 
 
 def verify(program: Passes, out: int, kernel: Kernel) -> str:
-    """Run the passes on a random image and compare exactly with `kernel.apply`; raise
-    VerificationError on any difference. Integer images keep real dyadic arithmetic exact."""
+    """Run the passes on random bordered images and compare exactly with the kernel applied to
+    the same bordered image; raise VerificationError on any difference."""
     rng = np.random.default_rng(0)
     s = kernel.semiring
-    if s is BOOLEAN:
-        image = rng.random(VERIFY_SHAPE) < 0.2
-    else:
-        image = rng.integers(-8, 9, VERIFY_SHAPE).astype(float)
-    got = program.run(image, out)
-    want = kernel.apply(image)
-    if not np.array_equal(got, want):
-        bad = int(np.sum(got != want))
-        raise VerificationError(f"the cpu decomposition differs from the kernel at {bad} of "
-                                f"{got.size} pixels", "\n".join(program.listing(out)))
-    return (f"exactly, on a random {VERIFY_SHAPE[0]}x{VERIFY_SHAPE[1]} "
-            f"{'binary' if s is BOOLEAN else 'integer'} image against the direct kernel")
+    for h, w, mode in VERIFY_CASES:
+        border = Border(mode)
+        image = rng.random((h, w)) < 0.3 if s is BOOLEAN else rng.integers(-8, 9, (h, w))
+        got = program.run(image, [out], border)[0]
+        want = reference(kernel, image, border)
+        if got.shape != want.shape or not np.array_equal(got, want):
+            bad = int(np.sum(got != want))
+            raise VerificationError(f"the cpu decomposition differs from the kernel at {bad} of "
+                                    f"{got.size} pixels ({h}x{w} image, border {mode})",
+                                    "\n".join(program.listing(out)))
+    kind = "binary" if s is BOOLEAN else "integer"
+    cases = ", ".join(f"{h}x{w} {m}" for h, w, m in VERIFY_CASES)
+    return f"exactly, on random {kind} images ({cases} borders) against the direct kernel"
+
+
+def reference(kernel: Kernel, image: np.ndarray, border: Border) -> np.ndarray:
+    """The kernel correlated with `image` extended by `border` (exact for real kernels on
+    integer images: Python ints and Fractions)."""
+    s, r = kernel.semiring, kernel.radius()
+    h, w = image.shape
+    padded = border.pad(_exact(image, s), r, r, r, r)
+    if s is not REAL:
+        return kernel.apply(padded)[r: r + h, r: r + w]
+    out = np.zeros((h, w), dtype=object)
+    for (x, y), c in kernel.entries:
+        out = out + padded[r - y: r - y + h, r + x: r + x + w] * c
+    return out
 
 
 def format_result(name: str, results: dict[str, CpuResult]) -> str:
@@ -511,4 +589,4 @@ def optimize_outputs(outputs: dict[str, Kernel], limits: engine.Limits = DEFAULT
 
 
 __all__ = ["CpuResult", "Passes", "direct_ops", "format_result", "optimize_cpu",
-           "optimize_outputs", "seed_semiring", "verify"]
+           "optimize_outputs", "reference", "seed_semiring", "verify"]

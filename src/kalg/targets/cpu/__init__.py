@@ -1,0 +1,63 @@
+"""The cpu target: the decomposition with the fewest operations per pixel, run as a Halide
+pipeline on real images with borders.
+
+* `optimize` (`optimize_cpu`, `optimize_outputs`): e-graph search under `cost.cpu()`, passes,
+  exact verification on bordered images. No Halide.
+* `plan`: the passes of every output of a definition in one shared, hash-consed program.
+* `halide`: the only module that imports Halide: lowering, schedule, JIT/AOT compile, disk cache.
+* `borders`: the border modes and their names in OpenCV, scipy and numpy.
+* `runner`: `build(definition, border) -> CpuFilter`, the callable users get.
+
+`TARGET` is this target in the shape of `kalg.targets.Target`. Halide is imported only when a
+pipeline is built, never by `kalg optimize` alone.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kalg.eqsat import cost as _cost
+
+if TYPE_CHECKING:
+    from kalg.targets.cpu.runner import CpuFilter
+
+
+def build(definition: Any, border: str | Any = "replicate", name: str | None = None,
+          ) -> CpuFilter:
+    """A callable running `definition` (a `frontend.Definition`, .kalg source text or a path;
+    `name` picks the definition, default the last) as a verified Halide pipeline.
+
+    Contract (stable): `f = build(...)`; `f(image, border=None)` takes a 2-D numpy array
+    (any real dtype; Boolean kernels read non-zero as true) and returns a float32 array of
+    the same shape (bool for Boolean kernels) - a dict of arrays keyed by output name for a
+    filter bank. `border` (a mode name, 'constant V', or a `Border`) is the default that a call
+    may override. Every pipeline is checked against the reference correlation on a random
+    image, for each border it is used with, before its first result is returned.
+    """
+    from kalg.targets.cpu.runner import build as _build
+    return _build(definition, border, name)
+
+
+class CpuTarget:
+    """The cpu target in the shape of `kalg.targets.Target`."""
+
+    name = "cpu"
+
+    def cost(self):
+        return _cost.cpu()
+
+    def lower(self, outputs):
+        from kalg.targets.cpu.plan import plan_outputs
+        return plan_outputs(outputs)
+
+    def verify(self, artefact, outputs):
+        return artefact.verified
+
+    def runner(self, artefact, **options):
+        from kalg.targets.cpu.runner import CpuFilter
+        return CpuFilter(artefact, **options)
+
+
+TARGET = CpuTarget()
+
+__all__ = ["TARGET", "CpuTarget", "build"]
