@@ -432,6 +432,20 @@ class Passes:
         lines.append(f"out <- {operand(out)}")
         return lines
 
+    def copy(self, other: Passes, v: int) -> int:
+        """Value v of `other`, rebuilt here (hash-consed: passes already here are reused)."""
+        p = other.values[v]
+        if p.op == "input":
+            return 0
+        args = tuple(self.copy(other, a) for a in p.args)
+        if p.op == "shift":
+            return self.shift(args[0], *p.param)
+        return self._make(Pass(p.op, args, p.param))
+
+    def live_all(self, outs: list[int]) -> list[int]:
+        """The values any of `outs` depends on, in order."""
+        return reachable(self.values, outs)
+
     def scaled(self, v: int, factor: Fraction) -> int:
         """Value v multiplied by an exact rational (one `scale` pass)."""
         return self._make(Pass("scale", (v,), (factor,)))

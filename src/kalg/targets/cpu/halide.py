@@ -1,0 +1,418 @@
+"""Lowering a cpu plan to a Halide pipeline: the only module that imports Halide.
+
+`compile_plan(plan, border)` returns a `Compiled` function `run(image, outs)` over numpy arrays.
+
+Lowering (`_Lowering`): the input is wrapped in the border's boundary condition (Halide's
+`BoundaryConditions`, whose loop partitioning keeps the clamps out of the steady state); every
+pass is a Func over (x = column, y = row); a move (dx, dy) is an index offset (x + dx, y - dy:
+kalg's y is north). Passes shared by outputs are one Func, and all outputs are one Tuple-valued
+Func, so a filter bank computes its shared values once per strip. Semirings: ⊕ is +, min, max or
+`or` (max on 0/1 bytes), a min/max-plus weight is an addition.
+
+Running sums: a difference of one running sum at two offsets n·d apart is a window of n taps
+along d. A window along a column (d = ±y) is a recurrence down the rows, w(y) = w(y-1) + v(y+n-1)
+- v(y-1), restarted every `STRIP` rows (one direct n-tap sum per restart, so float32 rounding
+never accumulates over more than a strip) and computed over the image with columns vectorised
+and in parallel; a window along any other direction is a log-time doubling
+((1 + x^d)(1 + x^2d)...: ceil(log2 n) + popcount(n) - 1 adds). Any other use of a running sum is a
+truncated scan in float64 over exactly the region its readers need (`Passes.regions`).
+
+Schedule (deterministic, chosen from the plan): outputs in strips of `STRIP` rows, strips in
+parallel, columns vectorised at the machine's natural width; every value read at a move, or by
+more than one pass, is computed per strip (`compute_at`), the rest inlined.
+
+Compiled pipelines are cached on disk (`cache_dir()`): ahead-of-time object code linked into a
+shared library named by a SHA-256 of the plan's text, the border, the schedule, the Halide target
+and versions and of this module's own source (a changed lowering never meets an old library),
+and called through ctypes with `halide_buffer_t`s. A missing C compiler, a failed
+link or an unreadable cache falls back to the JIT (`compile_to_callable`), which always works;
+`KALG_CACHE=0` turns the disk cache off.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import halide as hl
+import numpy as np
+
+from kalg import __version__
+from kalg.targets.cpu.borders import Border
+from kalg.targets.cpu.plan import CpuPlan
+
+STRIP = 32
+"""Rows per strip of the output (the unit of parallelism and of `compute_at`)."""
+
+WINDOW_STRIP = 128
+"""Rows after which a column window's recurrence restarts from a direct sum."""
+
+CACHE_FORMAT = 1
+"""Bump when the lowering or the calling convention changes (it is part of the cache key)."""
+
+
+@dataclass
+class Compiled:
+    """A compiled pipeline: `run(image, outs)` fills the arrays `outs` (one per output, in the
+    plan's output order) from `image` (float32, or uint8 0/1 for Boolean plans, C-contiguous)."""
+
+    run: Callable[[np.ndarray, list[np.ndarray]], None]
+    source: str
+    """'disk cache', 'compiled (cached on disk)' or 'JIT' - how it was obtained."""
+    seconds: float = 0.0
+
+
+def compile_plan(plan: CpuPlan, border: Border) -> Compiled:
+    """The plan as a compiled Halide pipeline with `border`; from the disk cache when there."""
+    import time
+    start = time.perf_counter()
+    target = hl.get_host_target()
+    key = _key(plan, border, target)
+    path = cache_dir() / f"kalg_{key[:32]}.so" if cache_dir() else None
+    if path is not None and path.exists():
+        run = _load(path, len(plan.outputs))
+        if run is not None:
+            return Compiled(run, "disk cache", time.perf_counter() - start)
+    pipeline, param = _Lowering(plan, border, target).pipeline()
+    if path is not None and (run := _aot(pipeline, param, target, path, len(plan.outputs))):
+        return Compiled(run, "compiled (cached on disk)", time.perf_counter() - start)
+    jit = pipeline.compile_to_callable([param], target)
+    return Compiled(lambda image, outs: jit(image, *outs), "JIT", time.perf_counter() - start)
+
+
+def halide_version() -> str:
+    try:
+        return metadata.version("halide")
+    except metadata.PackageNotFoundError:  # pragma: no cover - a source build of Halide
+        return "unknown"
+
+
+def cache_dir() -> Path | None:
+    """Where compiled pipelines are kept: $KALG_CACHE_DIR, else $XDG_CACHE_HOME/kalg/cpu (default
+    ~/.cache/kalg/cpu); None when KALG_CACHE=0."""
+    if os.environ.get("KALG_CACHE", "1") == "0":
+        return None
+    if env := os.environ.get("KALG_CACHE_DIR"):
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "kalg" / "cpu"
+
+
+def _key(plan: CpuPlan, border: Border, target: hl.Target) -> str:
+    lowering = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()  # this module's code
+    text = "\n".join([f"kalg {__version__} format {CACHE_FORMAT} halide {halide_version()}",
+                      f"lowering {lowering}",
+                      f"target {target}", f"border {border.mode} {border.value!r}",
+                      f"strip {STRIP} window {WINDOW_STRIP}", plan.describe()])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+# ---------------------------------------------------------------------------- lowering
+class _Lowering:
+    def __init__(self, plan: CpuPlan, border: Border, target: hl.Target) -> None:
+        self.plan, self.border, self.target = plan, border, target
+        self.program = plan.program
+        self.boolean = plan.semiring.name == "boolean"
+        self.type = hl.UInt(8) if self.boolean else hl.Float(32)
+        self.vec = target.natural_vector_size(self.type)
+        self.x, self.y = hl.Var("x"), hl.Var("y")
+        self.param = hl.ImageParam(self.type, 2, "image")
+        self.funcs: dict[int, hl.Func] = {}
+        self.roots: list[hl.Func] = []       # computed over the image before the strips
+        self.at_strip: list[hl.Func] = []    # computed per strip of the output
+        self.windows: dict[tuple, hl.Func] = {}
+        live = self.program.live_all(list(plan.outputs.values()))
+        self.regions = self.program.regions(list(plan.outputs.values()))
+        self.readers: dict[int, int] = {}
+        self.moved: set[int] = set()
+        for i in live:
+            p = self.program.values[i]
+            for a in p.args:
+                base, dx, dy = self._operand(a)
+                self.readers[base] = self.readers.get(base, 0) + 1
+                if (dx, dy) != (0, 0):
+                    self.moved.add(base)
+
+    def pipeline(self) -> tuple[hl.Pipeline, hl.ImageParam]:
+        outs = [self.expr(v) for v in self.plan.outputs.values()]
+        out = hl.Func("out")
+        x, y = self.x, self.y
+        values = [hl.cast(self.type, e) for e in outs]
+        out[x, y] = values[0] if len(values) == 1 else hl.Tuple(values)
+        yo, yi = hl.Var("yo"), hl.Var("yi")
+        out.split(y, yo, yi, STRIP, hl.TailStrategy.GuardWithIf).parallel(yo)
+        out.vectorize(x, self.vec, hl.TailStrategy.GuardWithIf)
+        for f in self.at_strip:
+            f.compute_at(out, yo).vectorize(x, self.vec)
+        for f in self.roots:
+            f.compute_root()
+        return hl.Pipeline(out), self.param
+
+    # -- values
+    def _operand(self, v: int) -> tuple[int, int, int]:
+        p = self.program.values[v]
+        if p.op == "shift":
+            return p.args[0], p.param[0], p.param[1]
+        return v, 0, 0
+
+    def read(self, v: int, dx: int = 0, dy: int = 0) -> hl.Expr:
+        """Value v at offset (dx, dy) from the current pixel, as a Halide expression."""
+        base, ex, ey = self._operand(v)
+        return self.func(base)[self.x + (dx + ex), self.y - (dy + ey)]
+
+    def func(self, v: int) -> hl.Func:
+        if v not in self.funcs:
+            f = hl.Func(f"v{v}")
+            self.funcs[v] = f
+            p = self.program.values[v]
+            if p.op == "input":
+                f[self.x, self.y] = self._bordered()[self.x, self.y]
+            else:
+                f[self.x, self.y] = self.expr(v)
+                if p.op != "prefix" and (v in self.moved or self.readers.get(v, 0) > 1):
+                    self.at_strip.append(f)
+        return self.funcs[v]
+
+    def expr(self, v: int) -> hl.Expr:
+        p = self.program.values[v]
+        if p.op in ("input", "shift"):
+            return self.read(v)
+        a = p.args
+        match p.op:
+            case "plus":
+                return self._plus(self.read(a[0]), self.read(a[1]))
+            case "sub":
+                return self._window(a[0], a[1]) or self.read(a[0]) - self.read(a[1])
+            case "neg":
+                return -self.read(a[0])
+            case "half":
+                return self.read(a[0]) * hl.f32(0.5)
+            case "weight":
+                return self.read(a[0]) + hl.f32(float(p.param[0]))
+            case "scale":
+                return self.read(a[0]) * hl.f32(float(p.param[0]))
+            case "prefix":
+                return self._scan(v)
+        raise ValueError(f"cannot lower pass {p.op}")
+
+    def _plus(self, a: hl.Expr, b: hl.Expr) -> hl.Expr:
+        name = self.plan.semiring.name
+        if name == "real":
+            return a + b
+        return hl.min(a, b) if name == "minplus" else hl.max(a, b)
+
+    def _bordered(self) -> hl.Func:
+        b, p = self.border, self.param
+        match b.mode:
+            case "constant":
+                value = (1 if b.value else 0) if self.boolean else b.value
+                return hl.BoundaryConditions.constant_exterior(p, hl.cast(self.type, value))
+            case "replicate":
+                return hl.BoundaryConditions.repeat_edge(p)
+            case "reflect":
+                return hl.BoundaryConditions.mirror_image(p)
+            case "reflect101":
+                return _reflect101(p)
+            case "wrap":
+                return hl.BoundaryConditions.repeat_image(p)
+        raise ValueError(f"unknown border {b.mode}")
+
+    # -- running sums
+    def _window(self, a: int, b: int) -> hl.Expr | None:
+        """sub(P@s, P@t) with P a running sum along d and t = s + n·d (n > 0): the n-tap window
+        of P's operand along d, read at s; None if the operands are not of that form."""
+        pa, sx, sy = self._operand(a)
+        pb, tx, ty = self._operand(b)
+        p = self.program.values[pa]
+        if pa != pb or p.op != "prefix":
+            return None
+        dx, dy = p.param
+        n = _multiple(tx - sx, ty - sy, dx, dy)
+        if n is None or n <= 0:
+            return None
+        w = self._window_func(p.args[0], dx, dy, n)
+        return w[self.x + sx, self.y - sy]
+
+    def _window_func(self, v: int, dx: int, dy: int, n: int) -> hl.Func:
+        key = (v, dx, dy, n)
+        if key not in self.windows:
+            if dx == 0 and abs(dy) == 1 and n > 2:
+                self.windows[key] = self._column_window(v, -dy, n)
+            else:
+                self.windows[key] = self._doubling_window(v, dx, -dy, n)
+        return self.windows[key]
+
+    def _doubling_window(self, v: int, hx: int, hy: int, n: int) -> hl.Func:
+        """w(p) = Σ_{k<n} v(p + k·h) by doubling: D_2m(p) = D_m(p) + D_m(p + m·h)."""
+        x, y = self.x, self.y
+        levels = [self.func(v)]
+        size = 1
+        while size * 2 <= n:
+            f = hl.Func(f"d{v}_{hx}_{hy}_{size * 2}")
+            g = levels[-1]
+            f[x, y] = g[x, y] + g[x + size * hx, y + size * hy]
+            self.at_strip.append(f)
+            levels.append(f)
+            size *= 2
+        acc, pos = None, 0
+        for level in range(len(levels) - 1, -1, -1):
+            if n & (1 << level):
+                term = levels[level][x + pos * hx, y + pos * hy]
+                acc = term if acc is None else acc + term
+                pos += 1 << level
+        w = hl.Func(f"win{v}_{hx}_{hy}_{n}")
+        w[x, y] = acc
+        return w
+
+    def _column_window(self, v: int, hy: int, n: int) -> hl.Func:
+        """w(x, y) = Σ_{k<n} v(x, y + k·hy) (hy = ±1) by a recurrence down the rows,
+        w(y) = w(y-1) + v(y+n-1) - v(y-1) over base rows, restarted every WINDOW_STRIP rows
+        from a direct sum, computed over the image (columns vectorised and in parallel)."""
+        x, y, s = self.x, self.y, WINDOW_STRIP
+        first = 0 if hy > 0 else -(n - 1)
+        tag = f"{v}_{hy}_{n}"
+        base = hl.Func(f"cb{tag}")
+        base[x, y] = self.read(v, 0, -first)  # row y + first
+        yi, yo = hl.Var("yi"), hl.Var("yo")
+        w3 = hl.Func(f"cw{tag}")
+        row = yo * s + yi
+        w3[x, yi, yo] = base[x, row + n - 1] - base[x, row - 1]
+        k = hl.RDom([(0, n)], "k")
+        w3[x, 0, yo] = hl.sum(base[x, yo * s + k.x])
+        r = hl.RDom([(1, s - 1)], "r")
+        w3[x, r.x, yo] = w3[x, r.x - 1, yo] + w3[x, r.x, yo]
+        w = hl.Func(f"cwin{tag}")
+        w[x, y] = w3[x, y % s, y // s]
+        xo, xi = hl.Var("xo"), hl.Var("xi")
+        w3.compute_root()
+        for stage in (w3, w3.update(0), w3.update(1)):
+            stage.split(x, xo, xi, self.vec * 4, hl.TailStrategy.GuardWithIf).parallel(xo)
+            stage.vectorize(xi, self.vec)
+        return w
+
+    def _scan(self, v: int) -> hl.Expr:
+        """A running sum used other than as a window: S(p) = v(p) + S(p + d) in float64 over the
+        region its readers need, truncated at that region's far edge (see Passes.regions)."""
+        p = self.program.values[v]
+        dx, dy = p.param
+        hx, hy = dx, -dy
+        top, bottom, left, right = self.regions[v]
+        x, y = self.x, self.y
+        s = hl.Func(f"scan{v}")
+        s[x, y] = hl.cast(hl.Float(64), self.read(p.args[0]))
+        x0, y0 = hl.Expr(-left), hl.Expr(-top)
+        w = self.param.width() + left + right
+        h = self.param.height() + top + bottom
+        r = hl.RDom([(0, w), (0, h)] if hy != 0 else [(0, h), (0, w)], "r")
+        cols, rows = (r.x, r.y) if hy != 0 else (r.y, r.x)
+        cx = (x0 + w - 1 - cols) if hx > 0 else (x0 + cols)
+        cy = (y0 + h - 1 - rows) if hy > 0 else (y0 + rows)
+        nx, ny = cx + hx, cy + hy
+        inside = (nx >= x0) & (nx < x0 + w) & (ny >= y0) & (ny < y0 + h)
+        s[cx, cy] = s[cx, cy] + hl.select(
+            inside, s[hl.clamp(nx, x0, x0 + w - 1), hl.clamp(ny, y0, y0 + h - 1)], 0.0)
+        s.compute_root()
+        self.funcs[v] = s
+        return s[x, y]
+
+
+def _reflect101(p: hl.ImageParam) -> hl.Func:
+    """BORDER_REFLECT_101 for any image size: a one-pixel axis repeats its pixel (Halide's
+    mirror_interior divides by 2·(extent - 1))."""
+    x, y = hl.Var("bx"), hl.Var("by")
+    f = hl.Func("reflect101")
+
+    def coord(c: hl.Var, extent: hl.Expr) -> hl.Expr:
+        period = hl.max(2 * (extent - 1), 1)
+        m = c % period  # Halide's % is Euclidean: 0 <= m < period
+        mirrored = hl.clamp(hl.select(m < extent, m, period - m), 0, extent - 1)
+        return hl.select(hl.likely((c >= 0) & (c < extent)), hl.clamp(c, 0, extent - 1),
+                         mirrored)
+
+    f[x, y] = p[coord(x, p.width()), coord(y, p.height())]
+    return f
+
+
+def _multiple(ex: int, ey: int, dx: int, dy: int) -> int | None:
+    """n with (ex, ey) = n·(dx, dy), or None."""
+    n = ex // dx if dx else ey // dy
+    return n if (n * dx, n * dy) == (ex, ey) else None
+
+
+# ---------------------------------------------------------------------------- ahead of time
+class _Dim(ctypes.Structure):
+    _fields_ = [("min", ctypes.c_int32), ("extent", ctypes.c_int32),
+                ("stride", ctypes.c_int32), ("flags", ctypes.c_uint32)]
+
+
+class _Type(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _Buffer(ctypes.Structure):
+    """halide_buffer_t (HalideRuntime.h)."""
+
+    _fields_ = [("device", ctypes.c_uint64), ("device_interface", ctypes.c_void_p),
+                ("host", ctypes.c_void_p), ("flags", ctypes.c_uint64), ("type", _Type),
+                ("dimensions", ctypes.c_int32), ("dim", ctypes.POINTER(_Dim)),
+                ("padding", ctypes.c_void_p)]
+
+
+_TYPES = {np.dtype(np.float32): (2, 32), np.dtype(np.uint8): (1, 8)}
+
+
+def _buffer(a: np.ndarray) -> tuple[_Buffer, object]:
+    h, w = a.shape
+    s0, s1 = (s // a.itemsize for s in a.strides)
+    dims = (_Dim * 2)(_Dim(0, w, s1, 0), _Dim(0, h, s0, 0))
+    code, bits = _TYPES[a.dtype]
+    return _Buffer(0, None, a.ctypes.data, 0, _Type(code, bits, 1), 2, dims, None), dims
+
+
+def _aot(pipeline: hl.Pipeline, param: hl.ImageParam, target: hl.Target, path: Path,
+         n_outputs: int) -> Callable | None:
+    """Compile to object code, link a shared library into the cache, load it; None on any
+    failure (no C compiler, unwritable cache): the caller falls back to the JIT."""
+    cc = shutil.which(os.environ.get("CC", "cc"))
+    if cc is None:
+        return None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
+            obj, lib = Path(tmp) / "pipeline.o", Path(tmp) / "pipeline.so"
+            pipeline.compile_to({hl.OutputFileType.object: str(obj)}, [param], "kalg_filter",
+                                target)
+            subprocess.run([cc, "-shared", "-o", str(lib), str(obj), "-lpthread", "-ldl", "-lm"],
+                           check=True, capture_output=True, timeout=120)
+            os.replace(lib, path)  # atomic: a reader sees a whole library or none
+    except (OSError, subprocess.SubprocessError, RuntimeError):
+        return None
+    return _load(path, n_outputs)
+
+
+def _load(path: Path, n_outputs: int) -> Callable | None:
+    try:
+        fn = ctypes.CDLL(str(path)).kalg_filter
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.POINTER(_Buffer)] * (1 + n_outputs)
+    fn.restype = ctypes.c_int
+
+    def run(image: np.ndarray, outs: list[np.ndarray]) -> None:
+        buffers = [_buffer(a) for a in [image, *outs]]
+        status = fn(*(ctypes.byref(b) for b, _ in buffers))
+        if status != 0:
+            raise RuntimeError(f"the Halide pipeline {path.name} failed with status {status}")
+
+    return run
+
+
+__all__ = ["Compiled", "cache_dir", "compile_plan", "halide_version"]

@@ -1,0 +1,174 @@
+"""`build(definition, border) -> CpuFilter`: a kalg definition as a callable on numpy images.
+
+A `CpuFilter` holds the definition's verified cpu plan (`plan.plan_outputs`) and compiles one
+Halide pipeline per border it is called with (from the disk cache when there). Before a pipeline
+returns its first result it is checked against the reference correlation (`correlate`: the
+kernel applied to the bordered image in float64) on two random images - an odd size and one
+smaller than the kernel - and a mismatch raises VerificationError.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kalg import frontend
+from kalg.diagnostics import KalgError, KalgSemanticError, VerificationError
+from kalg.kernel import BOOLEAN, REAL, Kernel
+from kalg.targets.cpu.borders import DEFAULT, Border, parse_border
+from kalg.targets.cpu.plan import CpuPlan, plan_outputs
+
+CHECK_SHAPES = ((23, 19), (3, 2))
+"""Random images every compiled pipeline is checked on, before its first use."""
+
+
+class CpuFilter:
+    """A definition compiled for the cpu: `f(image, border=None)`.
+
+    `image`: a 2-D array (any real dtype; Boolean kernels read non-zero as true). Returns a
+    float32 array of the image's shape (bool for Boolean kernels), or a dict of them keyed by
+    output name when the definition has several outputs (a filter bank). `border` overrides the
+    filter's default (a mode name, 'constant V', or a `Border`).
+    """
+
+    def __init__(self, plan: CpuPlan, border: Border | str = DEFAULT, name: str = "") -> None:
+        self.plan = plan
+        self.name = name
+        self.border = _border(border)
+        self._compiled: dict[Border, Any] = {}
+        self.compile_seconds: dict[Border, float] = {}
+        self.sources: dict[Border, str] = {}
+
+    @property
+    def outputs(self) -> list[str]:
+        return list(self.plan.outputs)
+
+    def __call__(self, image: np.ndarray, border: Border | str | None = None,
+                 ) -> np.ndarray | dict[str, np.ndarray]:
+        b = self.border if border is None else _border(border)
+        img = self._input(image)
+        outs = self.run(img, b)
+        result = [o.astype(bool) for o in outs] if self.boolean else outs
+        if len(result) == 1:
+            return result[0]
+        return dict(zip(self.plan.outputs, result, strict=True))
+
+    @property
+    def boolean(self) -> bool:
+        return self.plan.semiring is BOOLEAN
+
+    def run(self, image: np.ndarray, border: Border) -> list[np.ndarray]:
+        """The raw outputs (float32, or uint8 0/1) for an image already of the pipeline's type."""
+        compiled = self.compiled(border)
+        outs = [np.empty_like(image) for _ in self.plan.outputs]
+        if image.size:
+            compiled(image, outs)
+        return outs
+
+    def compiled(self, border: Border) -> Any:
+        """The compiled pipeline for `border`, compiled (or loaded) and checked on first use."""
+        if border not in self._compiled:
+            from kalg.targets.cpu import halide  # the only module that imports Halide
+            c = halide.compile_plan(self.plan, border)
+            self._compiled[border] = c.run
+            self.compile_seconds[border] = c.seconds
+            self.sources[border] = c.source
+            self._check(border)
+        return self._compiled[border]
+
+    def _input(self, image: np.ndarray) -> np.ndarray:
+        a = np.asarray(image)
+        if a.ndim != 2:
+            raise KalgError(f"a kalg filter takes a 2-D image (one channel); this one has shape "
+                            f"{a.shape}")
+        if self.boolean:
+            return np.ascontiguousarray(a != 0, dtype=np.uint8)
+        return np.ascontiguousarray(a, dtype=np.float32)
+
+    def _check(self, border: Border) -> None:
+        rng = np.random.default_rng(1)
+        for shape in CHECK_SHAPES:
+            image = (rng.random(shape) < 0.4) if self.boolean else rng.uniform(-1, 1, shape)
+            got = self.run(self._input(image), border)
+            for name, out in zip(self.plan.outputs, got, strict=True):
+                kernel = self.plan.kernels[name]
+                want = correlate(kernel, image, border)
+                tol = _tolerance(kernel, image, border)
+                if out.shape != want.shape or not np.all(np.abs(out - want) <= tol):
+                    bad = int(np.sum(np.abs(out - want) > tol))
+                    raise VerificationError(
+                        f"the Halide pipeline for output {name} differs from the reference "
+                        f"correlation at {bad} of {want.size} pixels ({shape[0]}x{shape[1]} "
+                        f"image, border {border})", self.plan.describe())
+
+
+def correlate(kernel: Kernel, image: np.ndarray, border: Border) -> np.ndarray:
+    """The kernel correlated with `image` extended by `border`, in float64 (bool for Boolean
+    kernels): what scipy.ndimage.correlate (and grey_erosion/dilation, binary_dilation with
+    the structuring element mirrored) computes."""
+    s, r = kernel.semiring, kernel.radius()
+    h, w = image.shape
+    img = np.asarray(image) != 0 if s is BOOLEAN else np.asarray(image, dtype=np.float64)
+    if s is BOOLEAN:
+        padded = Border(border.mode, 1.0 if border.value else 0.0).pad(img, r, r, r, r)
+    else:
+        padded = border.pad(img, r, r, r, r)
+    return kernel.apply(padded)[r: r + h, r: r + w]
+
+
+def _tolerance(kernel: Kernel, image: np.ndarray, border: Border) -> float:
+    """float32 rounding of the pipeline against float64: a few units in the last place of the
+    largest magnitude any pass can reach."""
+    if kernel.semiring is BOOLEAN:
+        return 0.0
+    scale = max(1.0, float(np.max(np.abs(image))), abs(border.value))
+    if kernel.semiring is REAL:
+        return 1e-5 * scale * sum(abs(float(c)) for _, c in kernel.entries)
+    weights = [abs(float(c)) for _, c in kernel.entries]
+    return 1e-5 * (scale + max(weights, default=0.0))
+
+
+def _border(border: Border | str) -> Border:
+    return border if isinstance(border, Border) else parse_border(border)
+
+
+def load_definition(definition: Any, name: str | None = None) -> frontend.Definition:
+    """A `frontend.Definition` from a Definition, a path to a .kalg file, or .kalg source text."""
+    if isinstance(definition, frontend.Definition):
+        return definition
+    if isinstance(definition, Path) or (isinstance(definition, str) and "\n" not in definition
+                                        and definition.endswith(".kalg")):
+        return frontend.load_file(definition).definition(name)
+    if isinstance(definition, str):
+        return frontend.load_text(definition).definition(name)
+    raise TypeError(f"expected a Definition, a path or .kalg source text, got {type(definition)}")
+
+
+def plan_definition(definition: frontend.Definition) -> CpuPlan:
+    """The verified cpu plan of a definition (a semantic error is located at it)."""
+    try:
+        return plan_outputs(definition.outputs)
+    except KalgSemanticError as err:
+        raise KalgSemanticError(f"'{definition.name}': {err.message}",
+                                err.span or definition.span, err.hint) from None
+
+
+def build(definition: Any, border: Border | str = DEFAULT, name: str | None = None,
+          ) -> CpuFilter:
+    """See `kalg.targets.cpu.build`."""
+    d = load_definition(definition, name)
+    start = time.perf_counter()
+    f = CpuFilter(plan_definition(d), border, d.name)
+    f.search_seconds = time.perf_counter() - start
+    return f
+
+
+def outputs_of(definition: frontend.Definition) -> Mapping[str, Kernel]:
+    return definition.outputs
+
+
+__all__ = ["CpuFilter", "build", "correlate", "load_definition", "plan_definition"]
