@@ -16,7 +16,7 @@ from kalg import __version__
 from kalg.diagnostics import KalgError
 from kalg.resources import PROCESS_MEMORY_MIB, limit_memory
 
-SUBCOMMANDS = ("check", "optimize", "simulate", "bench")
+SUBCOMMANDS = ("check", "optimize", "simulate", "bench", "run")
 
 
 def build_parser() -> argparse.ArgumentParser:

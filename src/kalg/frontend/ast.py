@@ -110,6 +110,16 @@ Expr = Number | Name | Matrix | Add | Sub | Mul | Div | Neg | Pow | Call
 
 # ----------------------------------------------------------------------- settings
 @dataclass(frozen=True, slots=True)
+class BorderSetting:
+    """`border MODE [VALUE]`: file-level or in a `with` clause; the cpu target's border."""
+
+    mode: str
+    value: object
+    span: Span
+    mode_span: Span
+
+
+@dataclass(frozen=True, slots=True)
 class SemiringSetting:
     """`semiring NAME`: file-level (a default for later definitions) or in a `with` clause."""
 
@@ -136,7 +146,7 @@ class ApproxSetting:
     span: Span
 
 
-Setting = SemiringSetting | ApproxSetting
+Setting = SemiringSetting | ApproxSetting | BorderSetting
 
 
 # ----------------------------------------------------------------------- definitions
@@ -194,7 +204,8 @@ class TargetBlock:
     name_span: Span
 
 
-Statement = KernelDef | FilterDef | SemiringSetting | ApproxSetting | TargetBlock
+Statement = (KernelDef | FilterDef | SemiringSetting | ApproxSetting | BorderSetting
+             | TargetBlock)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,12 +14,13 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from kalg import approx
-from kalg.diagnostics import KalgSemanticError, Span
+from kalg.diagnostics import KalgError, KalgSemanticError, Span
 from kalg.frontend import ast
 from kalg.frontend.evaluate import MONOMIALS, Scope, evaluate, located
 from kalg.frontend.module import Definition, Module, Target
 from kalg.frontend.target import target_of
 from kalg.kernel import REAL, SEMIRINGS, Kernel, Semiring
+from kalg.targets.cpu.borders import parse_border
 
 APPROX_PARAMS = ("depth", "max_error")
 
@@ -38,6 +39,7 @@ class ApproxPolicy:
 class _Settings:
     semiring: Semiring = REAL
     approx: ApproxPolicy | None = None
+    border: str | None = None
 
 
 def check(program: ast.Program) -> Module:
@@ -53,6 +55,8 @@ def check(program: ast.Program) -> Module:
             defaults = replace(defaults, semiring=_semiring(statement))
         elif isinstance(statement, ast.ApproxSetting):
             defaults = replace(defaults, approx=_approx_policy(statement))
+        elif isinstance(statement, ast.BorderSetting):
+            defaults = replace(defaults, border=_border(statement))
         elif isinstance(statement, ast.KernelDef | ast.FilterDef):
             _check_new_name(statement, definitions)
             filters = frozenset(n for n, d in definitions.items() if d.kind == "filter")
@@ -95,6 +99,15 @@ def _semiring(setting: ast.SemiringSetting) -> Semiring:
     return semiring
 
 
+def _border(setting: ast.BorderSetting) -> str:
+    """The border's canonical text ('replicate', 'constant 0.5'); an unknown mode is located."""
+    text = setting.mode if setting.value is None else f"{setting.mode} {float(setting.value)}"
+    try:
+        return str(parse_border(text))
+    except KalgError as err:
+        raise KalgSemanticError(err.message, setting.mode_span) from None
+
+
 def _approx_policy(setting: ast.ApproxSetting) -> ApproxPolicy:
     values: dict[str, ast.ApproxParam] = {}
     for param in setting.params:
@@ -131,6 +144,8 @@ def _own_settings(settings: tuple[ast.Setting, ...], defaults: _Settings) -> _Se
         seen.add(type(setting))
         if isinstance(setting, ast.SemiringSetting):
             own = replace(own, semiring=_semiring(setting))
+        elif isinstance(setting, ast.BorderSetting):
+            own = replace(own, border=_border(setting))
         else:
             own = replace(own, approx=_approx_policy(setting))
     return own
@@ -162,7 +177,7 @@ def _define(statement: ast.KernelDef | ast.FilterDef, scope: Scope, settings: _S
             depths[register] = depth
     return Definition(statement.name, kind, outputs, settings.semiring, statement.span,
                       approx_error=errors, approx_depth=depths, exact=exact,
-                      unapproximated=unapproximated)
+                      unapproximated=unapproximated, border=settings.border)
 
 
 def _filter_outputs(statement: ast.FilterDef, target: Target,

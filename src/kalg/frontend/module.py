@@ -47,6 +47,8 @@ class Definition:
     unapproximated: dict[str, KalgError] = field(default_factory=dict)
     """Outputs with non-dyadic coefficients and no approx setting, kept exact: the located
     error a target that can only halve (SCAMP-5) raises; the cpu target takes them as they are."""
+    border: str | None = None
+    """The `border` setting ('replicate', 'constant 0.5', ...) or None: the cpu target's default."""
 
 
 @dataclass(frozen=True, slots=True)

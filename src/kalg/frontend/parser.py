@@ -234,6 +234,11 @@ class _ToAst(Transformer):
         keyword, name = children
         return ast.SemiringSetting(str(name), self._span(keyword), self._span(name))
 
+    def border_setting(self, meta, children):
+        keyword, mode, *value = children
+        return ast.BorderSetting(str(mode), value[0][0] if value else None, self._span(keyword),
+                                 self._span(mode))
+
     def approx_setting(self, meta, children):
         keyword, *params = children
         return ast.ApproxSetting(tuple(params), self._span(keyword))

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from kalg.targets.cpu.runner import CpuFilter
 
 
-def build(definition: Any, border: str | Any = "replicate", name: str | None = None,
+def build(definition: Any, border: str | Any | None = None, name: str | None = None,
           ) -> CpuFilter:
     """A callable running `definition` (a `frontend.Definition`, .kalg source text or a path;
     `name` picks the definition, default the last) as a verified Halide pipeline.
@@ -31,7 +31,9 @@ def build(definition: Any, border: str | Any = "replicate", name: str | None = N
     (any real dtype; Boolean kernels read non-zero as true) and returns a float32 array of
     the same shape (bool for Boolean kernels) - a dict of arrays keyed by output name for a
     filter bank. `border` (a mode name, 'constant V', or a `Border`) is the default that a call
-    may override. Every pipeline is checked against the reference correlation on a random
+    may override; None means the definition's `border` setting, else replicate. The e-graph
+    search runs once, here; each border's pipeline is compiled (or loaded from the disk cache)
+    on its first call. Every pipeline is checked against the reference correlation on a random
     image, for each border it is used with, before its first result is returned.
     """
     from kalg.targets.cpu.runner import build as _build

@@ -157,11 +157,13 @@ def plan_definition(definition: frontend.Definition) -> CpuPlan:
                                 err.span or definition.span, err.hint) from None
 
 
-def build(definition: Any, border: Border | str = DEFAULT, name: str | None = None,
+def build(definition: Any, border: Border | str | None = None, name: str | None = None,
           ) -> CpuFilter:
     """See `kalg.targets.cpu.build`."""
     d = load_definition(definition, name)
     start = time.perf_counter()
+    if border is None:
+        border = d.border or DEFAULT
     f = CpuFilter(plan_definition(d), border, d.name)
     f.search_seconds = time.perf_counter() - start
     return f

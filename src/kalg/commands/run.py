@@ -1,0 +1,96 @@
+"""`kalg run FILE --image IN -o OUT`: apply a kernel or filter to an image on the cpu.
+
+The definition's cheapest cpu decomposition (`kalg.targets.cpu`) runs as a Halide pipeline,
+checked against the reference correlation before its first result. Images: `.npy` (any real
+2-D array in; float32 out, bool for Boolean kernels) or, through Pillow, PNG/TIFF/other formats
+(read as greyscale; written as 8-bit greyscale clipped to 0..255, or 32-bit float TIFF when OUT
+ends in .tif/.tiff). A filter bank writes one file per output: OUT with the output's name
+before the suffix (edges.npy → edges_A.npy, edges_B.npy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from kalg.diagnostics import KalgError
+
+DESCRIPTION = __doc__.split("\n\n", 1)[1] + """
+Exit status: 0 ok, 1 error in the input (file, image or border), 2 usage error, 3 a pipeline
+failed its check (a kalg bug)."""
+
+
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = sub.add_parser("run", help="apply a kernel or filter to an image (cpu, Halide)",
+                       description=DESCRIPTION,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("file", metavar="FILE", help="the .kalg file")
+    p.add_argument("--name", metavar="NAME", help="the kernel or filter to apply "
+                   "(default: the last definition in FILE)")
+    p.add_argument("--image", metavar="IN", required=True,
+                   help="the input image: .npy, or PNG/TIFF/... (read as greyscale)")
+    p.add_argument("-o", "--output", metavar="OUT", required=True,
+                   help="where to write the result (.npy, .tif/.tiff float, or .png 8-bit)")
+    p.add_argument("--border", metavar="MODE", default=None,
+                   help="constant [V], replicate, reflect, reflect101, wrap (default: the "
+                        "definition's border setting, else replicate)")
+    p.add_argument("--stats", action="store_true", help="print times to stderr")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from kalg.targets.cpu import borders, runner  # Halide is loaded only by this command
+    border = borders.parse_border(args.border) if args.border else None
+    image = read_image(Path(args.image))
+    f = runner.build(args.file, border, args.name)
+    result = f(image)
+    outs = result if isinstance(result, dict) else {None: result}
+    for name, array in outs.items():
+        write_image(_named(Path(args.output), name), array)
+    if args.stats:
+        for b, seconds in f.compile_seconds.items():
+            print(f"kalg: pipeline ({b}): {f.sources[b]}, {seconds:.2f} s", file=sys.stderr)
+        print(f"kalg: search: {f.search_seconds:.2f} s, {f.plan.ops()} ops/pixel",
+              file=sys.stderr)
+    return 0
+
+
+def _named(path: Path, output: str | None) -> Path:
+    return path if output is None else path.with_name(f"{path.stem}_{output}{path.suffix}")
+
+
+def read_image(path: Path) -> np.ndarray:
+    """A 2-D array from .npy or any format Pillow reads (converted to greyscale float32)."""
+    try:
+        if path.suffix.lower() == ".npy":
+            a = np.load(path, allow_pickle=False)
+        else:
+            from PIL import Image
+            with Image.open(path) as im:
+                mode = im.mode if im.mode in ("F", "I", "I;16", "L", "1") else "L"
+                a = np.asarray(im.convert(mode) if mode != im.mode else im, dtype=np.float32)
+    except (OSError, ValueError) as err:
+        raise KalgError(f"cannot read image {str(path)!r}: {err}") from None
+    if a.ndim != 2 or (not np.issubdtype(a.dtype, np.number) and a.dtype != bool):
+        raise KalgError(f"image {str(path)!r} is not a 2-D array of numbers (shape {a.shape}, "
+                        f"dtype {a.dtype}): kalg filters one channel")
+    return a
+
+
+def write_image(path: Path, a: np.ndarray) -> None:
+    """.npy as is; .tif/.tiff as 32-bit float; other formats 8-bit (clipped to 0..255)."""
+    try:
+        if path.suffix.lower() == ".npy":
+            np.save(path, a)
+            return
+        from PIL import Image
+        if path.suffix.lower() in (".tif", ".tiff"):
+            Image.fromarray(a.astype(np.float32), mode="F").save(path)
+        else:
+            data = a.astype(np.uint8) * 255 if a.dtype == bool else np.clip(np.rint(a), 0, 255)
+            Image.fromarray(data.astype(np.uint8), mode="L").save(path)
+    except (OSError, ValueError, KeyError) as err:
+        raise KalgError(f"cannot write image {str(path)!r}: {err}") from None

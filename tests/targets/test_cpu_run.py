@@ -1,0 +1,142 @@
+"""The cpu target runs: Halide pipelines equal scipy.ndimage and OpenCV in every border mode and
+semiring, on odd-size images and images smaller than the kernel; banks return one array per
+output; `kalg run` reads and writes images. Pipelines are built once per module (JIT costs)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import cv2
+import numpy as np
+import pytest
+import scipy.ndimage as nd
+
+from kalg.cli import main
+from kalg.diagnostics import KalgError
+from kalg.targets.cpu import build
+from kalg.targets.cpu.borders import MODES, Border, parse_border
+
+SHAPES = [(17, 23), (5, 3), (2, 1), (1, 1)]
+BORDERS = [Border("constant"), Border("constant", 0.75), *(Border(m) for m in MODES[1:])]
+CV2 = {"constant": cv2.BORDER_CONSTANT, "replicate": cv2.BORDER_REPLICATE,
+       "reflect": cv2.BORDER_REFLECT, "reflect101": cv2.BORDER_REFLECT_101}
+
+RANDOM5 = """kernel r = [ 3 -1  0  2  5
+                 -4  7  1 -2  0
+                  2  0 -6  3  1
+                  1  1  4 -5  2
+                 -3  2  0  1  1 ] / 7"""
+BOX7 = "kernel b = [" + "; ".join(["1 1 1 1 1 1 1"] * 7) + "]"
+
+
+@pytest.fixture(scope="module")
+def real_filters():
+    return {"random5": build(RANDOM5), "box7": build(BOX7)}
+
+
+def _images(seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.uniform(-2, 2, shape).astype(np.float32) for shape in SHAPES]
+
+
+@pytest.mark.parametrize("border", BORDERS, ids=str)
+@pytest.mark.parametrize("which", ["random5", "box7"])
+def test_real_kernels_equal_scipy_and_opencv_in_every_border(real_filters, which, border):
+    f = real_filters[which]
+    k = f.plan.kernels["A"].to_array()
+    for image in _images():
+        got = f(image, border=border)
+        want = nd.correlate(image.astype(np.float64), k, **border.scipy_kwargs())
+        assert got.dtype == np.float32 and got.shape == image.shape
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=2e-5 * np.abs(k).sum())
+        if border.mode in CV2 and border.value == 0:
+            cv = cv2.filter2D(image, -1, k.astype(np.float32), borderType=CV2[border.mode])
+            np.testing.assert_allclose(got, cv, rtol=1e-5, atol=2e-5 * np.abs(k).sum())
+
+
+def test_a_one_ninth_box_runs_without_approximation():
+    f = build("kernel mean3 = [1 1 1; 1 1 1; 1 1 1] / 9")
+    assert f.plan.kernels["A"].taps[(0, 0)] == Fraction(1, 9)
+    image = _images(1)[0]
+    np.testing.assert_allclose(f(image), nd.uniform_filter(image.astype(np.float64), 3,
+                                                           mode="nearest"), atol=1e-6)
+
+
+def test_grey_erosion_and_dilation_with_non_flat_structuring_functions():
+    s = np.array([[0, 1, 0], [1, 0, 2], [3, 1, 0]])
+    # kalg correlates: min-plus K(o) + I(p+o) is erosion by -K; max-plus dilation mirrors
+    erode = build(f"kernel e = [{_rows(-s)}] with semiring minplus")
+    dilate = build(f"kernel d = [{_rows(s[::-1, ::-1])}] with semiring maxplus")
+    for image in _images(2):
+        for mode in ("replicate", "reflect", "reflect101", "wrap"):
+            kw = Border(mode).scipy_kwargs()
+            np.testing.assert_allclose(erode(image, mode),
+                                       nd.grey_erosion(image, structure=s, **kw), atol=1e-5)
+            np.testing.assert_allclose(dilate(image, mode),
+                                       nd.grey_dilation(image, structure=s, **kw), atol=1e-5)
+
+
+def test_binary_dilation_3_and_chamfer_example():
+    s = np.array([[0, 1, 0], [1, 1, 1], [0, 1, 1]], dtype=bool)
+    f = build(f"kernel d = [{_rows(s[::-1, ::-1].astype(int))}] with semiring boolean",
+              border="constant")
+    rng = np.random.default_rng(3)
+    for shape in SHAPES:
+        image = rng.random(shape) < 0.3
+        got = f(image)
+        assert got.dtype == bool
+        np.testing.assert_array_equal(got, nd.binary_dilation(image, structure=s))
+    chamfer = build("examples/chamfer.kalg")
+    image = rng.uniform(0, 9, (9, 11)).astype(np.float32)
+    k = chamfer.plan.kernels["A"]
+    want = nd.grey_erosion(image, footprint=np.isfinite(k.to_array()),
+                           structure=-np.nan_to_num(k.to_array(), posinf=0), mode="nearest")
+    np.testing.assert_allclose(chamfer(image), want, atol=1e-5)
+
+
+def test_a_filter_bank_returns_one_array_per_output_sharing_passes():
+    f = build("examples/sobel_xy.kalg")
+    image = _images(4)[0]
+    out = f(image)
+    assert set(out) == set(f.plan.kernels) and len(out) == 2
+    for name, k in f.plan.kernels.items():
+        np.testing.assert_allclose(out[name], nd.correlate(image, k.to_array(), mode="nearest"),
+                                   atol=1e-5)
+    alone = sum(r.ops for r in f.plan.results.values())
+    assert f.plan.ops() <= alone
+
+
+def test_second_build_loads_the_pipeline_from_the_disk_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("KALG_CACHE_DIR", str(tmp_path))
+    first = build("kernel k = [1 2 1] * transpose([1 2 1])")
+    first(np.ones((4, 4), np.float32))
+    second = build("kernel k = [1 2 1] * transpose([1 2 1])")
+    second(np.ones((4, 4), np.float32))
+    assert list(second.sources.values()) == ["disk cache"]
+    assert list(tmp_path.glob("kalg_*.so"))
+
+
+def test_unknown_border_is_a_clear_error():
+    with pytest.raises(KalgError, match="reflect101"):
+        parse_border("mirrorr")
+    assert parse_border("mirror") == Border("reflect101")
+    assert parse_border("constant:0.5") == Border("constant", 0.5)
+
+
+def test_kalg_run_writes_one_file_per_output(tmp_path, capsys):
+    image = np.random.default_rng(5).random((12, 9)).astype(np.float32)
+    np.save(tmp_path / "in.npy", image)
+    out = tmp_path / "edges.npy"
+    assert main(["run", "examples/sobel_xy.kalg", "--image", str(tmp_path / "in.npy"),
+                 "-o", str(out), "--border", "reflect101"]) == 0
+    files = sorted(p.name for p in tmp_path.glob("edges_*.npy"))
+    assert files == ["edges_A.npy", "edges_B.npy"]
+    a = np.load(tmp_path / "edges_A.npy")
+    assert a.dtype == np.float32 and a.shape == image.shape
+    assert main(["run", "examples/sobel_xy.kalg", "--image", str(tmp_path / "in.npy"),
+                 "-o", str(out), "--border", "sideways"]) == 1
+    assert "unknown border 'sideways'" in capsys.readouterr().err
+
+
+def _rows(a) -> str:
+    return "; ".join(" ".join(str(int(v)) for v in row) for row in np.asarray(a))
