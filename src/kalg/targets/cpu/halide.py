@@ -145,6 +145,8 @@ class _Lowering:
         outs = [self.expr(v) for v in self.plan.outputs.values()]
         out = hl.Func("out")
         x, y = self.x, self.y
+        if self.boolean:  # any non-zero byte is true; outputs are exactly 0 or 1
+            outs = [hl.select(e != 0, hl.u8(1), hl.u8(0)) for e in outs]
         values = [hl.cast(self.type, e) for e in outs]
         out[x, y] = values[0] if len(values) == 1 else hl.Tuple(values)
         yo, yi = hl.Var("yo"), hl.Var("yi")

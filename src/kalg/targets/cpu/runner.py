@@ -52,7 +52,7 @@ class CpuFilter:
         b = self.border if border is None else _border(border)
         img = self._input(image)
         outs = self.run(img, b)
-        result = [o.astype(bool) for o in outs] if self.boolean else outs
+        result = [o.view(bool) for o in outs] if self.boolean else outs  # 0/1 bytes
         if len(result) == 1:
             return result[0]
         return dict(zip(self.plan.outputs, result, strict=True))
@@ -86,6 +86,8 @@ class CpuFilter:
             raise KalgError(f"a kalg filter takes a 2-D image (one channel); this one has shape "
                             f"{a.shape}")
         if self.boolean:
+            if a.dtype in (np.bool_, np.uint8) and a.flags.c_contiguous:
+                return a.view(np.uint8)  # no copy: the pipeline reads any non-zero as true
             return np.ascontiguousarray(a != 0, dtype=np.uint8)
         return np.ascontiguousarray(a, dtype=np.float32)
 
