@@ -4,6 +4,9 @@ output; `kalg run` reads and writes images. Pipelines are built once per module 
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from fractions import Fraction
 
 import cv2
@@ -140,3 +143,23 @@ def test_kalg_run_writes_one_file_per_output(tmp_path, capsys):
 
 def _rows(a) -> str:
     return "; ".join(" ".join(str(int(v)) for v in row) for row in np.asarray(a))
+
+
+def test_optimize_writes_a_standalone_module_that_runs_without_kalg(tmp_path):
+    out = tmp_path / "sobel_cpu.py"
+    assert main(["optimize", "examples/sobel_xy.kalg", "--target", "cpu", "-o", str(out)]) == 0
+    again = tmp_path / "again.py"
+    assert main(["optimize", "examples/sobel_xy.kalg", "--target", "cpu", "-o", str(again)]) == 0
+    assert out.read_bytes() == again.read_bytes()  # deterministic
+    image = np.random.default_rng(6).random((11, 8)).astype(np.float32)
+    np.save(tmp_path / "in.npy", image)
+    script = (f"import sys; sys.path = [p for p in sys.path if 'src' not in p]; "
+              f"sys.path.insert(0, {str(tmp_path)!r}); import numpy as np, sobel_cpu; "
+              f"r = sobel_cpu.build('reflect101')(np.load({str(tmp_path / 'in.npy')!r})); "
+              f"np.save({str(tmp_path / 'A.npy')!r}, r['A']); "
+              "assert 'kalg' not in sys.modules")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    subprocess.run([sys.executable, "-c", script], check=True, env=env, cwd=tmp_path)
+    sx = np.array([[1, 0, -1], [2, 0, -2], [1, 0, -1]])
+    np.testing.assert_allclose(np.load(tmp_path / "A.npy"),
+                               nd.correlate(image, sx, mode="mirror"), atol=1e-5)

@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from kalg import frontend
+from kalg import frontend, targets
 from kalg.diagnostics import KalgError, KalgSemanticError
 from kalg.eqsat import engine
 from kalg.frontend.target import WIDE
@@ -27,8 +27,10 @@ The program goes to stdout (or -o); statistics and progress go to stderr.
 CPU (moves are free addressing): separable and factored forms, sliding windows and integral
 images (running sums, rules/window.egg), and, for minplus, maxplus and boolean kernels, their own
 semiring laws. It prints the decomposition as passes over the image with its cost, after checking
-it exactly against the kernel on a random image. There is no program: --emit decomposition (the
-default for cpu), egraph, kernels or ast.
+it exactly against the kernel on random bordered images. There is no program: --emit
+decomposition (the default for cpu), egraph, kernels or ast. With -o FILE.py it writes instead a
+standalone Python module (needs only halide and numpy) that builds the Halide pipeline and runs
+it; 'kalg run' applies the filter to an image directly.
 
 Exit status: 0 ok, 1 error in the input, 2 usage error, 3 verification failure (a kalg bug)."""
 
@@ -128,11 +130,12 @@ def _compile_cpu(args: argparse.Namespace) -> Result:
     definition = frontend.load_file(args.file).definition(args.name)
     limits = engine.Limits(nodes=min(args.node_limit, cpu.DEFAULT_LIMITS.nodes),
                            seconds=args.time_limit)
-    try:
-        results = cpu.optimize_outputs(definition.outputs, limits)
+    try:  # the cpu target plug-in: search, passes, verification (no Halide here)
+        plan = targets.get("cpu").lower(definition.outputs, limits=limits)
     except KalgSemanticError as err:  # locate it at the definition
         raise KalgSemanticError(f"'{definition.name}': {err.message}", err.span or definition.span,
                                 err.hint) from None
+    results = plan.results
     stats: dict[str, object] = {}
     for reg, r in results.items():
         prefix = f"{reg} " if len(results) > 1 else ""
@@ -141,4 +144,9 @@ def _compile_cpu(args: argparse.Namespace) -> Result:
         stats[f"{prefix}ops/pixel"] = f"{r.ops} (direct {r.direct_ops})"
     if emit is Stage.EGRAPH:
         return Result(emit, "".join(f"{k}: {v}\n" for k, v in stats.items()), stats)
+    if args.output and args.output.endswith(".py"):  # a module that runs without kalg
+        from kalg.targets.cpu.borders import DEFAULT, parse_border
+        from kalg.targets.cpu.export import standalone_source
+        border = parse_border(definition.border) if definition.border else DEFAULT
+        return Result(emit, standalone_source(plan, definition.name, border), stats)
     return Result(emit, cpu.format_result(definition.name, results), stats)

@@ -48,9 +48,9 @@ class CpuTarget:
     def cost(self):
         return _cost.cpu()
 
-    def lower(self, outputs):
+    def lower(self, outputs, **options):
         from kalg.targets.cpu.plan import plan_outputs
-        return plan_outputs(outputs)
+        return plan_outputs(outputs, **options)
 
     def verify(self, artefact, outputs):
         return artefact.verified

@@ -47,13 +47,7 @@ import numpy as np
 
 from kalg import __version__
 from kalg.targets.cpu.borders import Border
-from kalg.targets.cpu.plan import CpuPlan
-
-STRIP = 32
-"""Rows per strip of the output (the unit of parallelism and of `compute_at`)."""
-
-WINDOW_STRIP = 128
-"""Rows after which a column window's recurrence restarts from a direct sum."""
+from kalg.targets.cpu.plan import STRIP, WINDOW_STRIP, CpuPlan, plan_data
 
 CACHE_FORMAT = 1
 """Bump when the lowering or the calling convention changes (it is part of the cache key)."""
@@ -81,7 +75,7 @@ def compile_plan(plan: CpuPlan, border: Border) -> Compiled:
         run = _load(path, len(plan.outputs))
         if run is not None:
             return Compiled(run, "disk cache", time.perf_counter() - start)
-    pipeline, param = _Lowering(plan, border, target).pipeline()
+    pipeline, param = Lowering(plan_data(plan), border.mode, border.value, target).pipeline()
     if path is not None and (run := _aot(pipeline, param, target, path, len(plan.outputs))):
         return Compiled(run, "compiled (cached on disk)", time.perf_counter() - start)
     jit = pipeline.compile_to_callable([param], target)
@@ -116,11 +110,23 @@ def _key(plan: CpuPlan, border: Border, target: hl.Target) -> str:
 
 
 # ---------------------------------------------------------------------------- lowering
-class _Lowering:
-    def __init__(self, plan: CpuPlan, border: Border, target: hl.Target) -> None:
-        self.plan, self.border, self.target = plan, border, target
-        self.program = plan.program
-        self.boolean = plan.semiring.name == "boolean"
+# STANDALONE BEGIN: this section (to STANDALONE END) is copied into the modules that
+# `kalg optimize --target cpu -o FILE.py` writes; it uses only `hl` (halide) and the constants.
+class _Value:
+    def __init__(self, op: str, args: list, param: list) -> None:
+        self.op, self.args, self.param = op, tuple(args), tuple(param)
+
+
+class Lowering:
+    """A plan (`plan_data`) and a border as one Halide pipeline (see the module docstring)."""
+
+    def __init__(self, data: dict, border_mode: str, border_value: float,
+                 target: hl.Target) -> None:
+        self.values = {int(i): _Value(*v) for i, v in data["values"].items()}
+        self.outputs = data["outputs"]
+        self.semiring = data["semiring"]
+        self.border_mode, self.border_value, self.target = border_mode, border_value, target
+        self.boolean = self.semiring == "boolean"
         self.type = hl.UInt(8) if self.boolean else hl.Float(32)
         self.vec = target.natural_vector_size(self.type)
         self.x, self.y = hl.Var("x"), hl.Var("y")
@@ -129,12 +135,12 @@ class _Lowering:
         self.roots: list[hl.Func] = []       # computed over the image before the strips
         self.at_strip: list[hl.Func] = []    # computed per strip of the output
         self.windows: dict[tuple, hl.Func] = {}
-        live = self.program.live_all(list(plan.outputs.values()))
-        self.regions = self.program.regions(list(plan.outputs.values()))
+        live = [int(i) for i in data["live"]]
+        self.regions = {int(i): tuple(m) for i, m in data["regions"].items()}
         self.readers: dict[int, int] = {}
         self.moved: set[int] = set()
         for i in live:
-            p = self.program.values[i]
+            p = self.values[i]
             for a in p.args:
                 base, dx, dy = self._operand(a)
                 self.readers[base] = self.readers.get(base, 0) + 1
@@ -142,7 +148,7 @@ class _Lowering:
                     self.moved.add(base)
 
     def pipeline(self) -> tuple[hl.Pipeline, hl.ImageParam]:
-        outs = [self.expr(v) for v in self.plan.outputs.values()]
+        outs = [self.expr(v) for v in self.outputs.values()]
         out = hl.Func("out")
         x, y = self.x, self.y
         if self.boolean:  # any non-zero byte is true; outputs are exactly 0 or 1
@@ -160,7 +166,7 @@ class _Lowering:
 
     # -- values
     def _operand(self, v: int) -> tuple[int, int, int]:
-        p = self.program.values[v]
+        p = self.values[v]
         if p.op == "shift":
             return p.args[0], p.param[0], p.param[1]
         return v, 0, 0
@@ -174,7 +180,7 @@ class _Lowering:
         if v not in self.funcs:
             f = hl.Func(f"v{v}")
             self.funcs[v] = f
-            p = self.program.values[v]
+            p = self.values[v]
             if p.op == "input":
                 f[self.x, self.y] = self._bordered()[self.x, self.y]
             else:
@@ -184,7 +190,7 @@ class _Lowering:
         return self.funcs[v]
 
     def expr(self, v: int) -> hl.Expr:
-        p = self.program.values[v]
+        p = self.values[v]
         if p.op in ("input", "shift"):
             return self.read(v)
         a = p.args
@@ -206,16 +212,16 @@ class _Lowering:
         raise ValueError(f"cannot lower pass {p.op}")
 
     def _plus(self, a: hl.Expr, b: hl.Expr) -> hl.Expr:
-        name = self.plan.semiring.name
+        name = self.semiring
         if name == "real":
             return a + b
         return hl.min(a, b) if name == "minplus" else hl.max(a, b)
 
     def _bordered(self) -> hl.Func:
-        b, p = self.border, self.param
-        match b.mode:
+        p, mode = self.param, self.border_mode
+        match mode:
             case "constant":
-                value = (1 if b.value else 0) if self.boolean else b.value
+                value = (1 if self.border_value else 0) if self.boolean else self.border_value
                 return hl.BoundaryConditions.constant_exterior(p, hl.cast(self.type, value))
             case "replicate":
                 return hl.BoundaryConditions.repeat_edge(p)
@@ -225,7 +231,7 @@ class _Lowering:
                 return _reflect101(p)
             case "wrap":
                 return hl.BoundaryConditions.repeat_image(p)
-        raise ValueError(f"unknown border {b.mode}")
+        raise ValueError(f"unknown border {mode}")
 
     # -- running sums
     def _window(self, a: int, b: int) -> hl.Expr | None:
@@ -233,7 +239,7 @@ class _Lowering:
         of P's operand along d, read at s; None if the operands are not of that form."""
         pa, sx, sy = self._operand(a)
         pb, tx, ty = self._operand(b)
-        p = self.program.values[pa]
+        p = self.values[pa]
         if pa != pb or p.op != "prefix":
             return None
         dx, dy = p.param
@@ -303,7 +309,7 @@ class _Lowering:
     def _scan(self, v: int) -> hl.Expr:
         """A running sum used other than as a window: S(p) = v(p) + S(p + d) in float64 over the
         region its readers need, truncated at that region's far edge (see Passes.regions)."""
-        p = self.program.values[v]
+        p = self.values[v]
         dx, dy = p.param
         hx, hy = dx, -dy
         top, bottom, left, right = self.regions[v]
@@ -347,6 +353,9 @@ def _multiple(ex: int, ey: int, dx: int, dy: int) -> int | None:
     """n with (ex, ey) = n·(dx, dy), or None."""
     n = ex // dx if dx else ey // dy
     return n if (n * dx, n * dy) == (ex, ey) else None
+
+
+# STANDALONE END
 
 
 # ---------------------------------------------------------------------------- ahead of time
@@ -417,4 +426,4 @@ def _load(path: Path, n_outputs: int) -> Callable | None:
     return run
 
 
-__all__ = ["Compiled", "cache_dir", "compile_plan", "halide_version"]
+__all__ = ["Compiled", "Lowering", "cache_dir", "compile_plan", "halide_version"]

@@ -18,6 +18,12 @@ from kalg.eqsat import engine
 from kalg.kernel import Kernel, Semiring
 from kalg.targets.cpu.optimize import DEFAULT_LIMITS, CpuResult, Passes, optimize_cpu, verify
 
+STRIP = 32
+"""Schedule: rows per strip of the output (the unit of parallelism and of `compute_at`)."""
+
+WINDOW_STRIP = 128
+"""Rows after which a column window's recurrence restarts from a direct sum."""
+
 
 @dataclass
 class CpuPlan:
@@ -59,4 +65,21 @@ def plan_outputs(outputs: Mapping[str, Kernel], limits: engine.Limits = DEFAULT_
                    checks[0])
 
 
-__all__ = ["CpuPlan", "plan_outputs"]
+def plan_data(plan: CpuPlan) -> dict:
+    """The plan as plain data (what `Lowering` reads, and what a standalone module embeds):
+    semiring name, live values as [op, args, params] (numbers as ints or floats), outputs, and
+    each value's region (`Passes.regions`)."""
+    outs = list(plan.outputs.values())
+    live = plan.program.live_all(outs)
+
+    def number(x: object) -> object:
+        return x if isinstance(x, int) else float(x)
+
+    return {"semiring": plan.semiring.name,
+            "values": {i: [p.op, list(p.args), [number(x) for x in p.param]]
+                       for i in live for p in [plan.program.values[i]]},
+            "live": live, "outputs": dict(plan.outputs),
+            "regions": {i: list(m) for i, m in plan.program.regions(outs).items() if i in live}}
+
+
+__all__ = ["CpuPlan", "plan_data", "plan_outputs"]
