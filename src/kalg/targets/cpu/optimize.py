@@ -7,8 +7,8 @@ the term, its passes over the image, its operations per pixel, and the proof tha
 * real kernels: the SCAMP-5 analyses seed factorisations and digit planes (`analyses.seed`);
   `ring`, `distributivity` and `window` saturate, so runs of taps become sliding windows
   (1 - x^n)·P_x and boxes become integral images (rules/window.egg). A CPU multiplies, so a
-  kernel with non-dyadic coefficients (a 1/9 box) is written s·K' with K' integer and s an exact
-  rational: K' is optimized, and one `scale` pass by s follows;
+  kernel with fractional coefficients (a 1/9 box, a binomial over 256) is written s·K' with K'
+  integer and s an exact rational: K' is optimized, and one `scale` pass by s follows;
 * min-plus, max-plus and Boolean kernels: `seed_semiring` seeds the entries, separable splits
   K = R ⊗ C and 1-D splits R = A ⊗ B (exact residuation); each semiring's own family saturates,
   with its commutativity/associativity set run for one capped iteration.
@@ -109,25 +109,26 @@ def optimize_cpu(kernel: Kernel, limits: engine.Limits = DEFAULT_LIMITS,
     scale = Fraction(1)
     if semiring is REAL:
         scale, k = _integer_part(k)
-        seeds = analyses.seed({"out": k}, max_literals)
-        facts = "\n".join([f"(let $k_out {seeds.roots['out']})"]
-                          + [f"(union {lit} {term})" for lit, term, _ in seeds.unions])
+        facts = _real_facts(k, max_literals)
     else:
         facts = "\n".join(seed_semiring(k, max_literals))
-    data, report = engine.saturate(FAMILIES[semiring.name], facts, schedule(semiring), limits)
-    graph = extract.Graph(data)
-    root = graph.lets["k_out"]
-    choice = extract.greedy(graph, root, cost.cpu())
-    term = _term(graph, choice, root)
-    program = Passes(semiring)
-    out = program.apply(term, 0)
-    forms = _forms(term)
     direct = Passes(semiring)
     direct_out = direct.direct(k)
-    # The e-graph has no multiply-by-constant pass, so a kernel with few, large taps can be
-    # cheaper tap by tap: the result is never worse than the direct form.
-    if direct.ops(direct_out) < program.ops(out):
-        program, out, forms = direct, direct_out, ["direct"]
+    program, out, forms, term = direct, direct_out, ["direct"], ["direct"]
+    report = engine.SaturationReport("not run: a non-separable kernel over "
+                                     f"{SEARCH_MAX_TAPS} taps is applied tap by tap", 0, 0, 0.0)
+    if facts is not None:
+        data, report = engine.saturate(FAMILIES[semiring.name], facts, schedule(semiring),
+                                       limits)
+        graph = extract.Graph(data)
+        root = graph.lets["k_out"]
+        term = _term(graph, extract.greedy(graph, root, cost.cpu()), root)
+        found = Passes(semiring)
+        found_out = found.apply(term, 0)
+        # The e-graph has no multiply-by-constant pass, so a kernel with few, large taps can be
+        # cheaper tap by tap: the result is never worse than the direct form.
+        if found.ops(found_out) <= direct.ops(direct_out):
+            program, out, forms = found, found_out, _forms(term)
     if scale != 1:
         out = program.scaled(out, scale)
         direct_out = direct.scaled(direct_out, scale)
@@ -138,10 +139,52 @@ def optimize_cpu(kernel: Kernel, limits: engine.Limits = DEFAULT_LIMITS,
                      verified=verified, forms=forms, program=program, out=out)
 
 
+SEPARATE_OVER_TAPS = 25
+"""Real kernels with more taps than this that are separable are seeded through their factors
+(the SCAMP-5 analyses of a 31x31 literal take minutes and flood the e-graph past its node cap
+before the window rules can form runs); smaller ones get the analyses of the whole kernel."""
+
+SEARCH_MAX_TAPS = 121
+"""Non-separable real kernels with more taps than this skip the search and are applied tap by
+tap: the analyses' time grows too fast (a random 15x15 took 33 s for a 13% saving)."""
+
+
+def _real_facts(k: Kernel, max_literals: int) -> str | None:
+    """egglog facts for an integer real kernel: the analyses' seeds (of k, or of its separable
+    factors when it is large), and every literal that is a run of ones as a `KRun` (a window in
+    one step, whatever its length); None when the kernel is too large to search."""
+    sep = analyses.separation(k) if len(k) > SEPARATE_OVER_TAPS else None
+    if sep is not None:
+        seeds = analyses.seed({"r": sep[0], "c": sep[1]}, max_literals)
+        root = f"(KCompose {seeds.roots['r']} {seeds.roots['c']})"
+    elif len(k) > SEARCH_MAX_TAPS:
+        return None
+    else:
+        seeds = analyses.seed({"out": k}, max_literals)
+        root = seeds.roots["out"]
+    runs = [f'(union (Lit "{key}") {run})' for key, lit in seeds.literals.items()
+            if (run := _run(lit)) is not None]
+    return "\n".join([f"(let $k_out {root})", *runs]
+                     + [f"(union {lit} {term})" for lit, term, _ in seeds.unions])
+
+
+def _run(k: Kernel) -> str | None:
+    """`(KRun ax ay dx dy n)` when k is n >= 3 ones at a, a + d, ..., a + (n-1)d, else None."""
+    offsets = [o for o, _ in k.entries]
+    if len(offsets) < 3 or any(c != 1 for _, c in k.entries):
+        return None
+    (ax, ay), (bx, by) = offsets[0], offsets[1]
+    d = (bx - ax, by - ay)
+    if any(offsets[i] != (ax + i * d[0], ay + i * d[1]) for i in range(len(offsets))):
+        return None
+    return f"(KRun {ax} {ay} {d[0]} {d[1]} {len(offsets)})"
+
+
 def _integer_part(k: Kernel) -> tuple[Fraction, Kernel]:
-    """(s, K') with k = s·K', K' integer with coprime coefficients and s > 0 an exact rational;
-    (1, k) when k is dyadic (the e-graph's analyses take dyadic kernels and their halvings)."""
-    if k.is_dyadic():
+    """(s, K') with k = s·K', K' integer with coprime coefficients and s > 0 an exact rational
+    (1 for an integer kernel). Dyadic kernels too: on a CPU one multiplication by 1/256 costs
+    less than the eight halvings SCAMP-5 would interleave."""
+    if all(isinstance(c, int) for _, c in k.entries):
         return Fraction(1), k
     values = [Fraction(c) for _, c in k.entries]
     numerators = math.gcd(*(v.numerator for v in values))
