@@ -57,6 +57,29 @@ def test_real_kernels_equal_scipy_and_opencv_in_every_border(real_filters, which
             np.testing.assert_allclose(got, cv, rtol=1e-5, atol=2e-5 * np.abs(k).sum())
 
 
+@pytest.mark.parametrize("border", [Border("replicate"), Border("reflect101")], ids=str)
+def test_long_column_windows_restart_exactly_across_strips(border):
+    # an 11-row window runs as a recurrence restarted every WINDOW_STRIP rows: a tall image
+    # crosses restarts; the window must still equal the direct sum there
+    f = _column11()
+    assert any(p.op == "prefix" for p in f.plan.program.values)
+    rng = np.random.default_rng(7)
+    k = f.plan.kernels["A"].to_array()
+    for shape in [(300, 7), (5, 3)]:
+        image = rng.uniform(-1, 1, shape).astype(np.float32)
+        want = nd.correlate(image.astype(np.float64), k, **border.scipy_kwargs())
+        np.testing.assert_allclose(f(image, border=border), want, atol=2e-5 * np.abs(k).sum())
+
+
+_COLUMN11 = []
+
+
+def _column11():
+    if not _COLUMN11:
+        _COLUMN11.append(build("kernel c = transpose([1 1 1 1 1 1 1 1 1 1 1]) * [1 1 1]"))
+    return _COLUMN11[0]
+
+
 def test_a_one_ninth_box_runs_without_approximation():
     f = build("kernel mean3 = [1 1 1; 1 1 1; 1 1 1] / 9")
     assert f.plan.kernels["A"].taps[(0, 0)] == Fraction(1, 9)

@@ -112,6 +112,11 @@ def _key(plan: CpuPlan, border: Border, target: hl.Target) -> str:
 # ---------------------------------------------------------------------------- lowering
 # STANDALONE BEGIN: this section (to STANDALONE END) is copied into the modules that
 # `kalg optimize --target cpu -o FILE.py` writes; it uses only `hl` (halide) and the constants.
+COLUMN_WINDOW_OVER = 8
+"""Column windows longer than this run as a recurrence over the image; shorter ones by doubling
+per strip (no trip through memory: cheaper for a few adds)."""
+
+
 class _Value:
     def __init__(self, op: str, args: list, param: list) -> None:
         self.op, self.args, self.param = op, tuple(args), tuple(param)
@@ -252,7 +257,7 @@ class Lowering:
     def _window_func(self, v: int, dx: int, dy: int, n: int) -> hl.Func:
         key = (v, dx, dy, n)
         if key not in self.windows:
-            if dx == 0 and abs(dy) == 1 and n > 2:
+            if dx == 0 and abs(dy) == 1 and n > COLUMN_WINDOW_OVER:
                 self.windows[key] = self._column_window(v, -dy, n)
             else:
                 self.windows[key] = self._doubling_window(v, dx, -dy, n)
@@ -291,19 +296,21 @@ class Lowering:
         base[x, y] = self.read(v, 0, -first)  # row y + first
         yi, yo = hl.Var("yi"), hl.Var("yo")
         w3 = hl.Func(f"cw{tag}")
-        row = yo * s + yi
-        w3[x, yi, yo] = base[x, row + n - 1] - base[x, row - 1]
+        w3[x, yi, yo] = hl.undef(self.type)  # every row is defined by the updates below
         k = hl.RDom([(0, n)], "k")
         w3[x, 0, yo] = hl.sum(base[x, yo * s + k.x])
         r = hl.RDom([(1, s - 1)], "r")
-        w3[x, r.x, yo] = w3[x, r.x - 1, yo] + w3[x, r.x, yo]
+        row = yo * s + r.x
+        w3[x, r.x, yo] = w3[x, r.x - 1, yo] + (base[x, row + n - 1] - base[x, row - 1])
         w = hl.Func(f"cwin{tag}")
         w[x, y] = w3[x, y % s, y // s]
         xo, xi = hl.Var("xo"), hl.Var("xi")
         w3.compute_root()
-        for stage in (w3, w3.update(0), w3.update(1)):
-            stage.split(x, xo, xi, self.vec * 4, hl.TailStrategy.GuardWithIf).parallel(xo)
-            stage.vectorize(xi, self.vec)
+        w3.update(0).split(x, xo, xi, self.vec * 4, hl.TailStrategy.GuardWithIf).parallel(yo)
+        w3.update(0).vectorize(xi, self.vec)
+        # rows in sequence inside a chunk of columns; strips of rows in parallel
+        scan = w3.update(1).split(x, xo, xi, self.vec * 4, hl.TailStrategy.GuardWithIf)
+        scan.reorder(xi, r.x, xo, yo).parallel(yo).vectorize(xi, self.vec)
         return w
 
     def _scan(self, v: int) -> hl.Expr:

@@ -18,7 +18,7 @@ from kalg.eqsat import engine
 from kalg.kernel import Kernel, Semiring
 from kalg.targets.cpu.optimize import DEFAULT_LIMITS, CpuResult, Passes, optimize_cpu, verify
 
-STRIP = 32
+STRIP = 16
 """Schedule: rows per strip of the output (the unit of parallelism and of `compute_at`)."""
 
 WINDOW_STRIP = 128
