@@ -161,13 +161,22 @@ class Lowering:
         values = [hl.cast(self.type, e) for e in outs]
         out[x, y] = values[0] if len(values) == 1 else hl.Tuple(values)
         yo, yi = hl.Var("yo"), hl.Var("yi")
-        out.split(y, yo, yi, STRIP, hl.TailStrategy.GuardWithIf).parallel(yo)
+        out.split(y, yo, yi, self.strip(), hl.TailStrategy.GuardWithIf).parallel(yo)
         out.vectorize(x, self.vec, hl.TailStrategy.GuardWithIf)
         for f in self.at_strip:
             f.compute_at(out, yo).vectorize(x, self.vec)
         for f in self.roots:
             f.compute_root()
         return hl.Pipeline(out), self.param
+
+    def strip(self) -> int:
+        """Rows per strip: STRIP, or the power of two at least twice the rows the passes read
+        above and below a strip (at most 4·STRIP), so recomputed halo rows stay under half."""
+        reach = max((m[0] + m[1] for m in self.regions.values()), default=0)
+        rows = STRIP
+        while rows < 2 * reach and rows < 4 * STRIP:
+            rows *= 2
+        return rows
 
     # -- values
     def _operand(self, v: int) -> tuple[int, int, int]:
