@@ -142,6 +142,15 @@ def test_second_build_loads_the_pipeline_from_the_disk_cache(tmp_path, monkeypat
     assert list(tmp_path.glob("kalg_*.so"))
 
 
+def test_without_the_disk_cache_the_jit_runs_the_same_pipeline(monkeypatch):
+    monkeypatch.setenv("KALG_CACHE", "0")
+    f = build("kernel k = [1 2 1] * transpose([1 2 1])")
+    image = _images(8)[0]
+    np.testing.assert_allclose(f(image), nd.correlate(image, np.outer([1, 2, 1], [1, 2, 1]),
+                                                      mode="nearest"), atol=1e-5)
+    assert list(f.sources.values()) == ["JIT"]
+
+
 def test_unknown_border_is_a_clear_error():
     with pytest.raises(KalgError, match="reflect101"):
         parse_border("mirrorr")
@@ -162,6 +171,10 @@ def test_kalg_run_writes_one_file_per_output(tmp_path, capsys):
     assert main(["run", "examples/sobel_xy.kalg", "--image", str(tmp_path / "in.npy"),
                  "-o", str(out), "--border", "sideways"]) == 1
     assert "unknown border 'sideways'" in capsys.readouterr().err
+    np.save(tmp_path / "rgb.npy", np.zeros((4, 4, 3), np.float32))
+    assert main(["run", "examples/sobel_xy.kalg", "--image", str(tmp_path / "rgb.npy"),
+                 "-o", str(out)]) == 1
+    assert "kalg filters one channel" in capsys.readouterr().err
 
 
 def _rows(a) -> str:
@@ -186,3 +199,24 @@ def test_optimize_writes_a_standalone_module_that_runs_without_kalg(tmp_path):
     sx = np.array([[1, 0, -1], [2, 0, -2], [1, 0, -1]])
     np.testing.assert_allclose(np.load(tmp_path / "A.npy"),
                                nd.correlate(image, sx, mode="mirror"), atol=1e-5)
+
+
+def test_a_summed_area_table_not_in_window_form_runs_as_truncated_scans():
+    # S = P_x P_y v; out = S - S@(3,0) - S@(0,3) + S@(3,3): the running sums are read other
+    # than as one difference, so the lowering's general (float64, truncated) scan runs
+    from kalg.kernel import Kernel
+    from kalg.targets.cpu.optimize import Passes, verify
+    from kalg.targets.cpu.plan import CpuPlan
+    from kalg.targets.cpu.runner import CpuFilter
+    program = Passes(Kernel.unit().semiring)
+    out = program.apply(["KCompose",
+                         ["KSub", ["KSub", ["Sh", 0, 0], ["Sh", 3, 0]],
+                          ["KSub", ["Sh", 0, 3], ["Sh", 3, 3]]],
+                         ["KCompose", ["KPrefix", 1, 0], ["KPrefix", 0, 1]]], 0)
+    box = Kernel.of({(x, y): 1 for x in range(3) for y in range(3)})
+    assert verify(program, out, box)
+    f = CpuFilter(CpuPlan(box.semiring, program, {"A": out}, {"A": box}), "reflect")
+    for image in _images(9)[:2]:
+        want = nd.correlate(image.astype(np.float64), np.ones((3, 3)), mode="reflect",
+                            origin=(1, -1))
+        np.testing.assert_allclose(f(image), want, atol=1e-5)

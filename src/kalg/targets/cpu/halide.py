@@ -342,7 +342,7 @@ class Lowering:
         nx, ny = cx + hx, cy + hy
         inside = (nx >= x0) & (nx < x0 + w) & (ny >= y0) & (ny < y0 + h)
         s[cx, cy] = s[cx, cy] + hl.select(
-            inside, s[hl.clamp(nx, x0, x0 + w - 1), hl.clamp(ny, y0, y0 + h - 1)], 0.0)
+            inside, s[hl.clamp(nx, x0, x0 + w - 1), hl.clamp(ny, y0, y0 + h - 1)], hl.f64(0))
         s.compute_root()
         self.funcs[v] = s
         return s[x, y]
