@@ -17,9 +17,11 @@ and in parallel; a window along any other direction is a log-time doubling
 ((1 + x^d)(1 + x^2d)...: ceil(log2 n) + popcount(n) - 1 adds). Any other use of a running sum is a
 truncated scan in float64 over exactly the region its readers need (`Passes.regions`).
 
-Schedule (deterministic, chosen from the plan): outputs in strips of `STRIP` rows, strips in
-parallel, columns vectorised at the machine's natural width; every value read at a move, or by
-more than one pass, is computed per strip (`compute_at`), the rest inlined.
+Schedule (deterministic, chosen from the plan): outputs in strips of `STRIP` rows (doubled while
+the rows the passes read around a strip exceed half of it, up to 4·STRIP), strips in parallel,
+columns vectorised at the machine's natural width; every value read at a move, or by more than
+one pass, is computed per strip (`compute_at`), the rest inlined; column windows longer than
+`COLUMN_WINDOW_OVER` rows are computed over the image first (`compute_root`).
 
 Compiled pipelines are cached on disk (`cache_dir()`): ahead-of-time object code linked into a
 shared library named by a SHA-256 of the plan's text, the border, the schedule, the Halide target
