@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kalg.eqsat import cost as _cost
-
 if TYPE_CHECKING:
     from kalg.targets.cpu.runner import CpuFilter
 
@@ -46,7 +44,8 @@ class CpuTarget:
     name = "cpu"
 
     def cost(self):
-        return _cost.cpu()
+        from kalg.eqsat import cost
+        return cost.cpu()
 
     def lower(self, outputs, **options):
         from kalg.targets.cpu.plan import plan_outputs
