@@ -39,6 +39,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
@@ -68,7 +69,6 @@ class Compiled:
 
 def compile_plan(plan: CpuPlan, border: Border) -> Compiled:
     """The plan as a compiled Halide pipeline with `border`; from the disk cache when there."""
-    import time
     start = time.perf_counter()
     target = hl.get_host_target()
     key = _key(plan, border, target)

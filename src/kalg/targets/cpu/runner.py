@@ -10,7 +10,6 @@ smaller than the kernel - and a mismatch raises VerificationError.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +41,8 @@ class CpuFilter:
         self._compiled: dict[Border, Any] = {}
         self.compile_seconds: dict[Border, float] = {}
         self.sources: dict[Border, str] = {}
+        self.search_seconds = 0.0
+        """Seconds the e-graph search took (set by `build`)."""
 
     @property
     def outputs(self) -> list[str]:
@@ -169,10 +170,6 @@ def build(definition: Any, border: Border | str | None = None, name: str | None 
     f = CpuFilter(plan_definition(d), border, d.name)
     f.search_seconds = time.perf_counter() - start
     return f
-
-
-def outputs_of(definition: frontend.Definition) -> Mapping[str, Kernel]:
-    return definition.outputs
 
 
 __all__ = ["CpuFilter", "build", "correlate", "load_definition", "plan_definition"]
