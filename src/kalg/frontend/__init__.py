@@ -21,13 +21,13 @@ __all__ = ["Definition", "Module", "Target", "check", "load_file", "load_text", 
 
 def load_text(text: str, path: str = "<string>") -> Module:
     """Parse and check .kalg `text`; errors are KalgError subclasses located in `path`."""
-    return check(parse(text, path))
+    return check(parse(text.removeprefix("\ufeff"), path))  # a byte-order mark is not text
 
 
 def read_source(path: str | Path) -> str:
     """The text of a source file; an unreadable file is a KalgError naming it."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8-sig")  # drops a byte-order mark
     except (OSError, UnicodeDecodeError) as err:
         raise KalgError(f"cannot read {str(path)!r}: {getattr(err, 'strerror', None) or err}",
                         ) from None
