@@ -443,6 +443,6 @@ def approximation_lines(definition: frontend.Definition) -> list[str]:
 
 
 def _rows(kernel: Kernel) -> str:
-    """A kernel on one line, north row first: [1/8 1/8 1/8; 1/8 0 1/8; ...]."""
+    """A kernel on one line, its bounding box north row first: [1/8 1/8 1/8; 1/8 0 1/8; ...]."""
     return "[" + "; ".join(" ".join("." if c is None else str(c) for c in row)
-                           for row in kernel.to_rows()) + "]"
+                           for row in kernel.to_rows(centred=False)) + "]"

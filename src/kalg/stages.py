@@ -16,3 +16,9 @@ class Stage(StrEnum):
 
 WIDE = "scamp5_wide"
 """The target name of the simulated wider register file (`kalg.frontend.target.WIDE`)."""
+
+REGISTERS = ("A", "B", "C", "D", "E", "F")
+"""SCAMP-5's analogue registers (`kalg.scamp5.isa.REGISTERS`, kept equal by a test)."""
+
+SIMULATED_REGISTERS = tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+"""The simulated wide register file (`kalg.scamp5.isa.SIMULATED_REGISTERS`)."""

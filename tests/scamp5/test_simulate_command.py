@@ -66,8 +66,8 @@ def test_op_set_is_checked_at_parse_time(capsys: pytest.CaptureFixture[str]) -> 
     assert err.startswith(f"{program}:5:1: error: divq is not in op set 'all'\ndivq(B, A);\n^^^^")
 
 
-def test_hand_edited_wrong_program_is_a_user_error_exit_1(tmp_path: Path,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_hand_edited_wrong_program_is_a_user_error_exit_1(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Issue 14: a user's wrong program said "this is a kalg bug" and exited 3."""
     text = (CAIN / "sobel.scamp5").read_text().replace("movx(B, A, south);", "movx(B, A, north);")
     program = tmp_path / "flipped.scamp5"

@@ -22,10 +22,8 @@ from pathlib import Path
 
 from kalg import __version__
 from kalg.diagnostics import KalgError, UsageError, VerificationError
-from kalg.pipeline import Settings, compile_file
 from kalg.resources import bench_suite_path
-from kalg.scamp5.isa import REGISTERS
-from kalg.stages import WIDE
+from kalg.stages import REGISTERS, WIDE
 
 DESCRIPTION = """\
 Compile every kernel of a benchmark suite (default: kalg's bench suite, the 14 kernels of the
@@ -215,6 +213,8 @@ def compile_row(entry: Entry, ops: str, registers: tuple[str, ...] | None = None
                 target: str | None = None) -> Row:
     """Compile one entry with one op set; the row records the program's figures or the error.
     Compile time is the wall time of the compile_file call."""
+
+    from kalg.pipeline import Settings, compile_file  # numpy, scipy, egglog: only when compiling
 
     row = Row(entry.name, ops, str(entry.path), entry.outputs, entry.figures, 0.0)
     start = time.perf_counter()
