@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kalg.diagnostics import KalgError
+from kalg.diagnostics import KalgError, Span
 from kalg.frontend.check import check
 from kalg.frontend.module import Definition, Module, Target
 from kalg.frontend.parser import parse
@@ -28,9 +28,21 @@ def read_source(path: str | Path) -> str:
     """The text of a source file; an unreadable file is a KalgError naming it."""
     try:
         return Path(path).read_text(encoding="utf-8-sig")  # drops a byte-order mark
-    except (OSError, UnicodeDecodeError) as err:
+    except UnicodeDecodeError as err:
+        raise _not_utf8(str(path), err) from None
+    except OSError as err:
         raise KalgError(f"cannot read {str(path)!r}: {getattr(err, 'strerror', None) or err}",
                         ) from None
+
+
+def _not_utf8(path: str, err: UnicodeDecodeError) -> KalgError:
+    """The first byte that is not UTF-8, located at its line and column."""
+    before = err.object[: err.start].decode("utf-8-sig", errors="replace")
+    line = before.count("\n") + 1
+    column = len(before) - (before.rfind("\n") + 1) + 1
+    source = err.object.decode("utf-8-sig", errors="replace")
+    return KalgError(f"byte 0x{err.object[err.start]:02x} is not UTF-8 text: save the file as "
+                     "UTF-8", Span(path, line, column, source))
 
 
 def load_file(path: str | Path) -> Module:
