@@ -52,7 +52,7 @@ def _matrix() -> st.SearchStrategy[str]:
 
 
 def _expr() -> st.SearchStrategy[str]:
-    leaves = st.one_of(_matrix(), st.sampled_from(["x", "y", "1", "2", "3/4", "0.5"] + list(NAMES)),
+    leaves = st.one_of(_matrix(), st.sampled_from(["x", "y", "1", "2", "3/4", "0.5", *NAMES]),
                        st.tuples(st.integers(-3, 3), st.integers(-3, 3)).map(
                            lambda t: f"shift({t[0]}, {t[1]})"))
 

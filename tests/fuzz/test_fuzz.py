@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 
 from hypothesis import HealthCheck, given, settings
-
 from tests.fuzz.strategies import (
     check_outcome,
     kalg_sources,
