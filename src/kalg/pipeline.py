@@ -436,9 +436,10 @@ def approximation_lines(definition: frontend.Definition) -> list[str]:
         where = f" output {register}" if definition.kind != "kernel" else ""
         kernel = definition.outputs[register]
         error = definition.approx_error.get(register, Fraction(0))
+        exact = f"{error} = " if error.denominator <= 10**6 else ""
         lines.append(f"approximated{where}: computes {_rows(kernel)} (depth "
                      f"{definition.approx_depth[register]}), not the kernel written; largest "
-                     f"coefficient error {error} = {float(error):.3g}")
+                     f"coefficient error {exact}{float(error):.3g}")
     return lines
 
 
