@@ -360,3 +360,16 @@ def test_api_simulate_of_a_wrong_program_raises_a_user_error():
         kalg.simulate(result, [[1, 0, -1]])
     assert caught.value.exit_code == 1
     assert "register A differs" in caught.value.message
+
+
+def test_api_cpu_target_goes_through_the_runtime_route():
+    """target="cpu" is routed to kalg.targets.cpu; without it, a clear KalgError."""
+    import importlib.util
+
+    import kalg
+    from kalg.diagnostics import KalgError
+
+    if importlib.util.find_spec("kalg.targets") is not None:
+        pytest.skip("the cpu runtime is installed: its own tests cover it")
+    with pytest.raises(KalgError, match="target cpu needs the cpu runtime"):
+        kalg.compile([[1, 2, 1]], target="cpu")

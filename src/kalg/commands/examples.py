@@ -57,8 +57,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _summary(path: Path) -> str:
-    """The first comment line of the file, without its '#'."""
+    """The first comment line of the file, without its '#' and the file's own name."""
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.startswith("#"):
-            return line.lstrip("# ").strip()
+            return line.lstrip("# ").strip().removeprefix(f"{path.name}:").strip()
     return ""
