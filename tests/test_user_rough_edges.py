@@ -373,3 +373,24 @@ def test_api_cpu_target_goes_through_the_runtime_route():
         pytest.skip("the cpu runtime is installed: its own tests cover it")
     with pytest.raises(KalgError, match="target cpu needs the cpu runtime"):
         kalg.compile([[1, 2, 1]], target="cpu")
+
+
+# ----------------------------------------------------------------------------- progress
+def test_status_line_on_a_terminal_shows_the_stage_and_is_erased():
+    """Nothing was printed for 30 to 110 s on long compiles."""
+    import io
+
+    from kalg.progress import StatusLine, reporter
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    stream = Tty()
+    progress, done = reporter(stats=False, stream=stream)
+    assert isinstance(progress, StatusLine)
+    progress("code generation: search 1 of 4 (e-graph)")
+    done()
+    text = stream.getvalue()
+    assert "code generation: search 1 of 4 (e-graph)" in text and text.endswith("\r\033[K")
+    assert reporter(stats=False, stream=io.StringIO())[0] is None  # not a terminal: silent
