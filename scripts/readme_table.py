@@ -44,10 +44,10 @@ def table(data: dict) -> str:
                                         *_kalg(rows.get((k, "basic"))),
                                         _cell(f.get("cain_basic")), auke]) + " |")
     t = data["totals"]
-    sums = [f"**{sum(r['instructions'] or 0 for r in data['rows'] if r['ops'] == o)}**"
+    sums = [f"{sum(r['instructions'] or 0 for r in data['rows'] if r['ops'] == o)}"
             if o in t else "" for o in ("all", "basic")]
     cain = _cell(t["all"]["reference_sum"]) if "all" in t else ""
-    lines.append(f"| **sum** | {sums[0]} | | | {cain} | {sums[1]} | | | | |")
+    lines.append(f"| **sum** | **{sums[0]}** | | | {cain} | {sums[1]} | | | | |")
     times = "; ".join(f"op set {o}: compile median {v['median_compile_s']:.1f} s, max "
                       f"{v['max_compile_s']:.1f} s" for o, v in t.items())
     return "\n".join(lines) + f"\n\nCompile time (wall time of one compile): {times}.\n"
