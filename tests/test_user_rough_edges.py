@@ -399,3 +399,12 @@ def test_status_line_on_a_terminal_shows_the_stage_and_is_erased():
     text = stream.getvalue()
     assert "code generation: search 1 of 4 (e-graph)" in text and text.endswith("\r\033[K")
     assert reporter(stats=False, stream=io.StringIO())[0] is None  # not a terminal: silent
+
+
+def test_bench_json_has_the_common_keys_and_the_rows(capsys):
+    code, out, _ = run(capsys, "bench", "sobel", "--ops", "all", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["ok"] is True and data["command"] == "bench"
+    [row] = data["rows"]
+    assert (row["kernel"], row["instructions"], row["verified"]) == ("sobel", 5, True)
+    assert data["totals"]["all"]["kalg_sum"] == 5
