@@ -9,54 +9,31 @@ from __future__ import annotations
 
 import shutil
 import sys
-import threading
 import time
 from collections.abc import Callable
 
 
 class StatusLine:
-    """A single rewritable stderr line, its clock ticking once a second while a stage runs (a
-    daemon thread: a long search shows it is alive); `close()` stops it and erases the line."""
-
-    TICK = 1.0
+    """A single rewritable stderr line; `close()` erases it. No clock thread: kalg forks its
+    e-graph child while this line is up, and forking a multi-threaded process can deadlock."""
 
     def __init__(self, stream=None):
         self.stream = stream or sys.stderr
         self.start = time.monotonic()
         self.shown = False
-        self.message = ""
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._ticker: threading.Thread | None = None
 
     def __call__(self, message: str) -> None:
-        self.message = message
-        self._draw()
-        if self._ticker is None:
-            self._ticker = threading.Thread(target=self._tick, daemon=True)
-            self._ticker.start()
-
-    def _tick(self) -> None:
-        while not self._stop.wait(self.TICK):
-            self._draw()
-
-    def _draw(self) -> None:
         width = shutil.get_terminal_size((80, 20)).columns - 1
-        line = f"kalg: {time.monotonic() - self.start:5.1f} s  {self.message}"[:width]
-        with self._lock:
-            if self._stop.is_set():
-                return
-            self.stream.write("\r\033[K" + line)
-            self.stream.flush()
-            self.shown = True
+        line = f"kalg: {time.monotonic() - self.start:5.1f} s  {message}"[:width]
+        self.stream.write("\r\033[K" + line)
+        self.stream.flush()
+        self.shown = True
 
     def close(self) -> None:
-        self._stop.set()
-        with self._lock:
-            if self.shown:
-                self.stream.write("\r\033[K")
-                self.stream.flush()
-                self.shown = False
+        if self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self.shown = False
 
 
 def reporter(stats: bool, stream=None) -> tuple[Callable[[str], None] | None, Callable[[], None]]:
