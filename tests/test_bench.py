@@ -79,9 +79,9 @@ def test_a_failing_kernel_is_a_row_and_the_run_goes_on(capsys, tmp_path):
 
 def test_a_register_budget_too_small_fails_that_kernel_only(capsys):
     code, out, _ = run(capsys, "bench", "sobel_xy", "--registers", "1", "--ops", "all")
-    assert code == 1
+    assert code == 2  # --registers 1 cannot hold the outputs: a usage error
     [row] = table_rows(out)
-    assert "not in the register budget A" in row[-1]
+    assert "must be in the register budget A" in row[-1]
 
 
 def test_missing_suite_file_is_a_clear_error(capsys, tmp_path):
@@ -152,7 +152,7 @@ def test_table_compares_basic_with_cain_basic_else_auke_and_shows_provenance():
 
 def test_more_than_six_registers_need_the_simulated_flag(capsys):
     code, out, err = run(capsys, "bench", "sobel", "--ops", "all", "--registers", "8")
-    assert code == 1 and out == ""
+    assert code == 2 and out == ""  # a usage error (issue 14: it exited 1)
     assert "--simulated-registers" in err and "Traceback" not in err
 
 

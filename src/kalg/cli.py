@@ -2,13 +2,20 @@
 
 Each subcommand lives in `kalg.commands.NAME` with `add_parser(subparsers)` and `run(args) -> int`.
 This module owns the exit-code contract: 0 ok, 1 user error (a rendered diagnostic on stderr,
-never a traceback), 2 usage error (argparse), 3 a program failed verification (a kalg bug).
+never a traceback), 2 usage error (argparse, or `UsageError`), 3 a program kalg itself produced
+failed verification (a kalg bug). A closed stdout (`kalg ... | head`) ends quietly with 141, as a
+shell reports SIGPIPE. `--json` output (see docs/json.md) reports errors as JSON on stdout too.
+
+Startup stays fast (`kalg --version` well under 0.3 s): the command modules import only argparse
+and light constants at module level; numpy, scipy, sympy, egglog and lark load inside `run`.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -16,7 +23,7 @@ from kalg import __version__
 from kalg.diagnostics import KalgError
 from kalg.resources import PROCESS_MEMORY_MIB, limit_memory
 
-SUBCOMMANDS = ("check", "optimize", "simulate", "bench", "run")
+SUBCOMMANDS = ("check", "optimize", "simulate", "bench", "run", "examples")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,12 +53,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args._run(args))
     except KalgError as err:
         print(err.render(), file=sys.stderr)
+        _json_error(args, err.message, err.exit_code, err)
         return err.exit_code
     except MemoryError:
-        print("kalg: error: out of memory (the limit is KALG_MEMORY_MIB, default "
-              f"{PROCESS_MEMORY_MIB} MiB): the kernel is too large for this search; lower "
-              "--node-limit, or approximate or split the kernel", file=sys.stderr)
+        message = ("out of memory (the limit is KALG_MEMORY_MIB, default "
+                   f"{PROCESS_MEMORY_MIB} MiB): the kernel is too large for this search; lower "
+                   "--node-limit, or approximate or split the kernel")
+        print(f"kalg: error: {message}", file=sys.stderr)
+        _json_error(args, message, 1)
         return 1
+    except BrokenPipeError:
+        return _broken_pipe()
     except KeyboardInterrupt:
         print("kalg: interrupted", file=sys.stderr)
         return 130
+
+
+def _json_error(args: argparse.Namespace, message: str, code: int,
+                err: KalgError | None = None) -> None:
+    """With --json, the error also goes to stdout as the documented JSON object."""
+    if not getattr(args, "json", False):
+        return
+    from kalg.jsonout import error_object
+
+    try:
+        print(json.dumps(error_object(args.command, message, code, err), indent=1))
+    except BrokenPipeError:
+        _broken_pipe()
+
+
+def _broken_pipe() -> int:
+    """stdout's reader went away (`| head`): stop without a traceback, and point stdout at
+    /dev/null so the interpreter's final flush cannot raise again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 141

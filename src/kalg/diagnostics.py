@@ -65,6 +65,24 @@ class RegisterPressureError(KalgError):
     """No program within the register budget could be found."""
 
 
+class UsageError(KalgError):
+    """The command line asks for something inconsistent (options that do not go together, a
+    malformed option value found after parsing): exit 2, like argparse's own usage errors."""
+
+    exit_code = 2
+
+
+class ProgramMismatchError(KalgError):
+    """A program given to kalg (`kalg simulate`, `kalg.simulate`) does not compute the kernel it
+    was checked against: the user's program or the user's choice of kernel, so exit 1."""
+
+    def __init__(self, message: str, hint: str | None = None,
+                 details: dict[str, str] | None = None):
+        super().__init__(message, None, hint)
+        self.details = details or {}
+        """Which check failed ("exact", "numeric") → what it found."""
+
+
 class VerificationError(KalgError):
     """An emitted program does not compute its kernels: a compiler bug. Carries the program text."""
 

@@ -6,9 +6,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import StrEnum
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -16,25 +19,26 @@ import numpy as np
 from kalg import codegen, frontend
 from kalg.clock import Clock
 from kalg.decomp import Decomposition
-from kalg.diagnostics import KalgError, KalgSemanticError, RegisterPressureError
+from kalg.diagnostics import (
+    KalgError,
+    KalgSemanticError,
+    RegisterPressureError,
+    ResourceLimitError,
+    UsageError,
+)
 from kalg.eqsat import engine
 from kalg.eqsat.optimize import Optimized, Options, direct_decomposition, optimize
 from kalg.frontend.ast import dump
 from kalg.frontend.report import format_definition
 from kalg.frontend.target import WIDE
-from kalg.kernel import REAL
+from kalg.kernel import REAL, Kernel
 from kalg.scamp5.isa import REGISTERS as SCAMP5_REGISTERS
 from kalg.scamp5.isa import SIMULATED_REGISTERS, Instr, bus_steps
 from kalg.scamp5.simulator import verify_numeric
 from kalg.scamp5.text import format_program
+from kalg.stages import Stage
 
-
-class Stage(StrEnum):
-    AST = "ast"
-    KERNELS = "kernels"
-    EGRAPH = "egraph"
-    DECOMPOSITION = "decomposition"
-    PROGRAM = "program"
+__all__ = ["Result", "Settings", "Stage", "compile_file", "compile_text"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +54,13 @@ class Settings:
     time_limit: float = 10.0
     node_limit: int = 30_000
     progress: Callable[[str], None] | None = None
+    input: str | None = None
+    """The register the image starts in (and a kernel's result ends in); None: the file's."""
+    timeout: float | None = None
+    """Wall-clock bound in seconds on the whole compile, code generation included; None: none.
+    When it expires during code generation the best verified program so far is the result."""
+    warn: Callable[[str], None] | None = None
+    """Receives each warning as soon as it is known (they are also in `Result.warnings`)."""
 
 
 @dataclass
@@ -58,47 +69,82 @@ class Result:
     text: str
     stats: dict[str, object] = field(default_factory=dict)
     program: list[Instr] = field(default_factory=list)
+    definition: frontend.Definition | None = None
+    decomposition: Decomposition | None = None
+    """The decomposition the program was generated from (None before that stage)."""
+    verified: bool = False
+    """True exactly when `program` was checked exactly and in the simulator."""
+    warnings: list[str] = field(default_factory=list)
+    input_register: str = "A"
 
 
 VERIFY_SHAPE = (48, 48)
-"""Size of the random image every program is simulated on before it is printed."""
+"""Smallest random image every program is simulated on before it is printed (it grows with
+the kernel's reach, so that every program has an interior to check)."""
+
+MAX_REACH = 127
+"""A kernel reaching further than this from its centre leaves no interior on SCAMP-5's 256x256
+array: no output pixel would see all of its inputs."""
+
+PRECISION_BITS = 16
+"""Coefficients (as integers over their common power-of-two denominator) wider than this get a
+warning: SCAMP-5's analogue registers hold about 8 bits, and every bit is one more doubling."""
 
 
 def compile_file(path: str | Path, settings: Settings = Settings()) -> Result:
     """Compile the definition `settings.name` (default: the file's last) of the .kalg file."""
+    return compile_text(frontend.read_source(path), str(path), settings)
+
+
+def compile_text(text: str, path: str = "<string>", settings: Settings = Settings()) -> Result:
+    """Compile .kalg `text` (errors are located in `path`) as `compile_file` does."""
     clock = Clock(settings.progress)
-    text = frontend.read_source(path)
+    deadline = _Deadline(settings.timeout)
     # Parse first, so syntax errors are reported before any meaning is computed.
-    tree = frontend.parse(text, str(path))
+    tree = frontend.parse(text.removeprefix("\ufeff"), path)
     if settings.emit is Stage.AST:
         return Result(Stage.AST, dump(tree) + "\n")
     # Evaluate every definition exactly; semantic errors are located in the file.
     module = frontend.check(tree)
-    definition = module.definition(settings.name)
-    if settings.emit is Stage.KERNELS:
-        return Result(Stage.KERNELS, format_definition(definition))
     target = module.target
+    input_register = settings.input or target.input
+    definition = _with_input(module.definition(settings.name), target.input, input_register)
+    if settings.emit is Stage.KERNELS:
+        return Result(Stage.KERNELS, format_definition(definition), definition=definition)
     ops = settings.ops or target.ops
     registers = settings.registers or target.registers
     target_name = settings.target or target.name
-    _check_compilable(definition, target.input, registers, target_name)
+    _check_compilable(definition, input_register, registers, target_name,
+                      from_options=bool(settings.registers or settings.input))
+    warnings = _early_warnings(definition, settings.warn)
     clock.lap("front end")
+    if settings.progress:
+        settings.progress("e-graph: saturating the algebra, extracting decompositions")
     # Search the algebra: seeded e-graph, bounded saturation, DAG-cost extraction.
-    optimized = optimize(definition.outputs, _options(ops, settings))
+    optimized = optimize(definition.outputs, _options(ops, settings, deadline))
     clock.lap("optimize")
     stats = _search_stats(optimized)
     if settings.emit is Stage.EGRAPH:
-        return Result(Stage.EGRAPH, _format_stats(stats), stats)
+        return Result(Stage.EGRAPH, _format_stats(stats), stats, definition=definition,
+                      warnings=warnings)
     if settings.emit is Stage.DECOMPOSITION:
-        return Result(Stage.DECOMPOSITION, str(optimized.decomposition) + "\n", stats)
+        return Result(Stage.DECOMPOSITION, str(optimized.decomposition) + "\n", stats,
+                      definition=definition, decomposition=optimized.decomposition,
+                      warnings=warnings)
     # Generate code for every candidate decomposition; the shortest verified program wins.
     candidates = {"e-graph": optimized.decomposition,
                   "e-graph variants": optimized.applied,
                   "horner": direct_decomposition(definition.outputs)}
     if (chain := codegen.factor_chain(definition.outputs)) is not None:
         candidates["factor chain"] = chain
-    program, winner = _best_program(candidates, registers, target.input, ops)
+    program, winner, stop = _best_program(candidates, registers, input_register, ops, deadline,
+                                          settings.progress)
+    if stop:
+        warnings.append(stop)
+        if settings.warn:
+            settings.warn(stop)
     stats["candidate"] = winner
+    stats["stop reason"] = stop or "searched every candidate"
     stats["provenance"] = {"e-graph": optimized.provenance,
                            "e-graph variants": optimized.applied_provenance,
                            "horner": ["digit planes (Horner), no e-graph"],
@@ -106,19 +152,47 @@ def compile_file(path: str | Path, settings: Settings = Settings()) -> Result:
                            }.get(winner, [winner])
     clock.lap("codegen")
     # Check once more, numerically, against the reference correlation (scipy-equivalent).
-    image = np.random.default_rng(0).uniform(-1, 1, VERIFY_SHAPE)
-    verify_numeric(program, definition.outputs, image, target.input)
+    image = np.random.default_rng(0).uniform(-1, 1, verify_shape(definition.outputs))
+    verify_numeric(program, definition.outputs, image, input_register)
     clock.lap("verify")
     seconds = {stage: round(s, 3) for stage, s in clock.laps.items()}
     stats |= _program_stats(program, registers, ops) | {"seconds": seconds}
     if target_name == WIDE:
         stats["target"] = _WIDE_NOTE
-    header = _header(definition.name, path, ops, registers, target.input, target_name)
-    return Result(Stage.PROGRAM, format_program(program, header=header), stats, program)
+    header = _header(definition, path, ops, registers, input_register, target_name)
+    return Result(Stage.PROGRAM, format_program(program, header=header), stats, program,
+                  definition=definition, decomposition=candidates[winner], verified=True,
+                  warnings=warnings, input_register=input_register)
+
+
+def verify_shape(outputs: dict[str, Kernel]) -> tuple[int, int]:
+    """The random image a program for `outputs` is checked on: at least `VERIFY_SHAPE`, and
+    wide enough for an interior of 16 pixels whatever the kernels' reach."""
+    reach = max((k.radius() for k in outputs.values()), default=0)
+    side = max(VERIFY_SHAPE[0], 2 * reach + 16)
+    return (side, side)
+
+
+class _Deadline:
+    """The end of `--timeout`: seconds left, and whether it has passed (never, without one)."""
+
+    def __init__(self, seconds: float | None):
+        self.seconds = seconds
+        self.end = None if seconds is None else time.monotonic() + seconds
+
+    def left(self) -> float:
+        return math.inf if self.end is None else self.end - time.monotonic()
+
+    def passed(self) -> bool:
+        return self.left() <= 0
 
 
 def _check_compilable(definition: frontend.Definition, input_register: str,
-                      registers: tuple[str, ...], target_name: str = "scamp5") -> None:
+                      registers: tuple[str, ...], target_name: str = "scamp5",
+                      from_options: bool = False) -> None:
+    """Refuse, before any search, what cannot become a SCAMP-5 program (located at the
+    definition where it is the definition's fault). `from_options`: the budget or input came
+    from the command line, so a budget that misses them is a usage error (exit 2)."""
     if definition.semiring is not REAL:
         raise KalgSemanticError(
             f"'{definition.name}' is a {definition.semiring.name} kernel; SCAMP-5's analogue "
@@ -136,16 +210,92 @@ def _check_compilable(definition: frontend.Definition, input_register: str,
                         f"registers are {'..'.join(SCAMP5_REGISTERS[::5])}; use a subset of them "
                         f"(for a hypothetical wider register file, in simulation only, use "
                         f"'--target {WIDE}' or write 'target {WIDE} {{ registers: A..R }}')")
-    missing = sorted(set(definition.outputs) - set(registers)) + (
-        [input_register] if input_register not in registers else [])
-    if missing:
-        raise KalgError(f"register(s) {', '.join(missing)} are not in the register budget "
-                        f"{' '.join(registers)}")
+    _check_budget(definition, input_register, registers, from_options)
+    for register, kernel in sorted(definition.outputs.items()):
+        _check_output(definition, register, kernel)
 
 
-def _options(ops: str, settings: Settings) -> Options:
-    limits = engine.Limits(nodes=settings.node_limit, seconds=settings.time_limit)
-    return Options(op_set=ops, limits=limits, extraction_seconds=3 * settings.time_limit)
+def _check_budget(definition: frontend.Definition, input_register: str,
+                  registers: tuple[str, ...], from_options: bool = False) -> None:
+    """The input register and every output register must be in the budget; say which is which."""
+    roles: dict[str, list[str]] = {}
+    if input_register not in registers:
+        roles.setdefault(input_register, []).append("the input register (the image starts there)")
+    for register in sorted(definition.outputs):
+        if register not in registers:
+            role = ("the output register (a kernel's result replaces its input)"
+                    if definition.kind == "kernel"
+                    else f"an output register of '{definition.name}'")
+            roles.setdefault(register, []).append(role)
+    if roles:
+        said = "; ".join(f"{r} is {' and '.join(what)}" for r, what in roles.items())
+        error = UsageError if from_options else KalgSemanticError
+        raise error(
+            f"register(s) {', '.join(roles)} must be in the register budget "
+            f"{' '.join(registers)}: {said}",
+            span=None if from_options else definition.span,
+            hint=f"add them to --registers, or move the input with --input REG "
+                 f"(e.g. --input {registers[0]}: a kernel's result then ends in it too)")
+
+
+def _check_output(definition: frontend.Definition, register: str, kernel: Kernel) -> None:
+    where = f"'{definition.name}'" + (f" output {register}" if definition.kind != "kernel" else "")
+    if not kernel.trimmed().entries:
+        raise KalgSemanticError(f"{where} is the zero kernel: there is nothing to compute",
+                                definition.span)
+    if kernel.radius() > MAX_REACH:
+        raise KalgSemanticError(
+            f"{where} reaches {kernel.radius()} pixels from its centre: on SCAMP-5's 256x256 "
+            f"array no output pixel would see all its inputs (at most {MAX_REACH})",
+            definition.span)
+
+
+def _with_input(definition: frontend.Definition, file_input: str,
+                input_register: str) -> frontend.Definition:
+    """A kernel's result replaces its input: with the input moved, so is its output."""
+    if definition.kind != "kernel" or input_register == file_input:
+        return definition
+    return dataclasses.replace(definition,
+                               outputs={input_register: definition.outputs[file_input]})
+
+
+def _early_warnings(definition: frontend.Definition,
+                    warn: Callable[[str], None] | None = None) -> list[str]:
+    """What the user should know before a long search (each also sent to `warn` at once):
+    coefficients too wide for analogue registers (each bit a doubling: a long program, and
+    noise far above the signal)."""
+    warnings = []
+    for register, kernel in sorted(definition.outputs.items()):
+        values = [v for v in kernel.taps.values() if v]
+        scale = math.lcm(*(Fraction(v).denominator for v in values))
+        bits = max(abs(int(Fraction(v) * scale)).bit_length() for v in values)
+        if bits > PRECISION_BITS:
+            largest = max(values, key=abs)
+            where = (f"'{definition.name}'"
+                     + (f" output {register}" if definition.kind != "kernel" else ""))
+            warnings.append(
+                f"{where} has a coefficient of {bits} bits ({_short(largest)}): SCAMP-5's analogue "
+                f"registers hold about 8, so the program will be long and its result dominated "
+                f"by noise; consider scaling the kernel down or approximating it")
+            if warn:
+                warn(warnings[-1])
+    return warnings
+
+
+def _short(value: object) -> str:
+    text = str(value)
+    return text if len(text) <= 24 else f"{float(Fraction(value)):.3g}"
+
+
+def _options(ops: str, settings: Settings, deadline: _Deadline) -> Options:
+    """Search options; under --timeout, saturation gets half the time left and extraction
+    the rest, so that code generation starts in time to find a program."""
+    seconds, extraction = settings.time_limit, 3 * settings.time_limit
+    if deadline.end is not None:
+        left = max(deadline.left(), 0.1)
+        seconds, extraction = min(seconds, left / 3), min(extraction, left / 3)
+    limits = engine.Limits(nodes=settings.node_limit, seconds=seconds)
+    return Options(op_set=ops, limits=limits, extraction_seconds=extraction)
 
 
 SCREEN = codegen.QUICK
@@ -174,14 +324,26 @@ The outputs-in-sequence program is left to `REFINE`, which already compares it."
 
 
 def _best_program(candidates: dict[str, Decomposition], registers: tuple[str, ...],
-                  input_register: str, ops: str) -> tuple[list[Instr], str]:
-    """The shortest program (then fewest bus steps) over all candidates and searches, and the
-    name of the candidate it came from. Ties keep the earlier candidate (deterministic)."""
+                  input_register: str, ops: str, deadline: _Deadline | None = None,
+                  progress: Callable[[str], None] | None = None,
+                  ) -> tuple[list[Instr], str, str | None]:
+    """The shortest program (then fewest bus steps) over all candidates and searches, the
+    name of the candidate it came from, and why the search stopped early (None: it did not).
+    Ties keep the earlier candidate (deterministic). Past the deadline no further search
+    starts, and a running one stops with what it has; without any program that is an error."""
+    deadline = deadline or _Deadline(None)
     found: list[tuple[tuple[int, int, int], str, list[Instr]]] = []
     pressure: RegisterPressureError | None = None
+    usable = {name: d for name, d in candidates.items() if len(d.live()) <= MAX_VALUES}
+    if not usable:
+        raise KalgError(f"every candidate decomposition has over {MAX_VALUES} values: the kernel "
+                        "is too large for the code generator; approximate or split it")
+    jobs = [(name, order, SCREEN) for order, name in enumerate(usable)]
 
     def attempt(name: str, order: int, limits: codegen.Limits) -> None:
         nonlocal pressure
+        if deadline.end is not None:
+            limits = dataclasses.replace(limits, seconds=max(deadline.left(), 0.01))
         try:
             program = codegen.generate(usable[name], registers, input_register, ops, limits)
         except RegisterPressureError as err:
@@ -189,24 +351,37 @@ def _best_program(candidates: dict[str, Decomposition], registers: tuple[str, ..
             return
         found.append(((len(program), bus_steps(program), order), name, program))
 
-    usable = {name: d for name, d in candidates.items() if len(d.live()) <= MAX_VALUES}
-    if not usable:
-        raise KalgError(f"every candidate decomposition has over {MAX_VALUES} values: the kernel "
-                        "is too large for the code generator; approximate or split it")
-    for order, name in enumerate(usable):
-        attempt(name, order, SCREEN)
-    screened = sorted(found)
-    for (length, _, order), name, _ in screened[:REFINED]:
-        if length <= screened[0][0][0] + REFINE_MARGIN:
-            attempt(name, order, REFINE)
-    if screened:
-        (_, _, order), name, _ = screened[0]
-        attempt(name, order, REFINE_NARROW)
+    screening = len(jobs)
+    for number, (name, order, limits) in enumerate(jobs, 1):
+        if deadline.passed():
+            break
+        if progress:
+            progress(f"code generation: search {number} of {len(jobs)} ({name})")
+        attempt(name, order, limits)
+        if number == screening and found:  # screening done: refine the most promising
+            jobs += _refines(sorted(found))
+    stop = None
+    if deadline.passed():
+        stop = (f"--timeout {deadline.seconds:g} s expired during code generation: this is the "
+                "best verified program found so far (a longer timeout may find a shorter one)")
+        if not found:
+            raise ResourceLimitError(
+                f"--timeout {deadline.seconds:g} s expired before code generation found a "
+                "program", hint="raise --timeout, or approximate or split the kernel")
     if not found:
         assert pressure is not None
         raise pressure
     _, winner, best = min(found, key=lambda f: f[0])
-    return best, winner
+    return best, winner, stop
+
+
+def _refines(screened: list) -> list[tuple[str, int, codegen.Limits]]:
+    """The searches after screening: `REFINED` candidates within `REFINE_MARGIN` of the best
+    with `REFINE`, and the best once more with `REFINE_NARROW`."""
+    jobs = [(name, order, REFINE) for (length, _, order), name, _ in screened[:REFINED]
+            if length <= screened[0][0][0] + REFINE_MARGIN]
+    (_, _, order), name, _ = screened[0]
+    return [*jobs, (name, order, REFINE_NARROW)]
 
 
 def _search_stats(o: Optimized) -> dict[str, object]:
@@ -242,12 +417,33 @@ _WIDE_NOTE = ("scamp5_wide: a SIMULATED register file wider than SCAMP-5's A..F;
               "the program cannot run on the device")
 
 
-def _header(name: str, path: str | Path, ops: str, registers: tuple[str, ...],
-            inp: str, target_name: str = "scamp5") -> list[str]:
-    lines = [f"kernel: {name} (from {Path(path).name})",
+def _header(definition: frontend.Definition, path: str | Path, ops: str,
+            registers: tuple[str, ...], inp: str, target_name: str = "scamp5") -> list[str]:
+    lines = [f"kernel: {definition.name} (from {Path(path).name})",
              f"produced by: kalg, op set {ops}, registers {' '.join(registers)}, input in {inp}",
              "verified: exactly (symbolic) and numerically (simulated)"]
+    lines[2:2] = approximation_lines(definition)
     if target_name == WIDE:
         lines.insert(1, f"target: {_WIDE_NOTE}")
     return lines
 
+
+def approximation_lines(definition: frontend.Definition) -> list[str]:
+    """For each approximated output: the kernel the program computes instead of the one
+    written, and the largest coefficient error (the program is exact for the former)."""
+    lines = []
+    for register in sorted(definition.approx_depth):
+        where = f" output {register}" if definition.kind != "kernel" else ""
+        kernel = definition.outputs[register]
+        error = definition.approx_error.get(register, Fraction(0))
+        exact = f"{error} = " if error.denominator <= 10**6 else ""
+        lines.append(f"approximated{where}: computes {_rows(kernel)} (depth "
+                     f"{definition.approx_depth[register]}), not the kernel written; largest "
+                     f"coefficient error {exact}{float(error):.3g}")
+    return lines
+
+
+def _rows(kernel: Kernel) -> str:
+    """A kernel on one line, its bounding box north row first: [1/8 1/8 1/8; 1/8 0 1/8; ...]."""
+    return "[" + "; ".join(" ".join("." if c is None else str(c) for c in row)
+                           for row in kernel.to_rows(centred=False)) + "]"

@@ -30,6 +30,11 @@ def bench_suite_path() -> Path:
     return data_dir("bench") / "suite.json"
 
 
+def examples_dir() -> Path:
+    """The shipped example .kalg files (examples/ in a checkout, kalg/_data/examples in a wheel)."""
+    return data_dir("examples")
+
+
 PROCESS_MEMORY_MIB = 6144
 """Default address space kalg may add to what it has at start-up (KALG_MEMORY_MIB overrides)."""
 

@@ -217,7 +217,7 @@ def test_kalg_optimize_target_cpu_box7_and_stages(capsys):
     assert code == 0 and "e-nodes" in out
     code, _, err = _run(capsys, "optimize", str(EXAMPLES / "box7.kalg"), "--target", "cpu",
                         "--emit", "program")
-    assert code == 1 and "no program" in err and "Traceback" not in err
+    assert code == 2 and "no program" in err and "Traceback" not in err  # a usage error
 
 
 def test_cpu_output_is_deterministic(capsys):

@@ -22,6 +22,15 @@ SYNTAX = [
     ("unclosed-brace", "kernel k = [1]\ntarget scamp5 { ops: all", 2, 15, "unclosed '{'"),
     ("stray-closer", "kernel k = [1 2 1]]", 1, 19, "unexpected ']'"),
     ("missing-name", "kernel = [1]", 1, 8, "a definition needs a name"),
+    # issue 14: a trailing ';' was "kernels are composed with '*'"; a negative depth was
+    # "unexpected number -2: expected a number"
+    ("trailing-semicolon", "kernel k = [1 2 1];", 1, 19, "';' ends a row inside a matrix"),
+    ("trailing-semicolon-after-expression", "kernel k = (1 + x)^2;", 1, 21,
+     "a statement ends at the line break, without ';'"),
+    ("semicolon-after-a-default-lark-cannot-label", "semiring real\nkernel k = x + x;", 2, 17,
+     "';' ends a row inside a matrix"),  # found by tests/fuzz: lark's matcher raised TypeError
+    ("negative-approx-depth", "kernel k = [1 2 1] / 3 with approx depth -2", 1, 42,
+     "an approximation setting takes a non-negative number"),
     ("missing-equals", "kernel k [1 2 1]", 1, 10, "expected '=' after the definition's name"),
     ("missing-expression", "kernel k =\nkernel j = [1]", 2, 1,
      "a definition needs an expression after '='"),

@@ -155,9 +155,19 @@ def test_definitions_keep_file_order_and_kernels_output_to_the_input_register():
 
 
 def test_target_forms():
-    module = load_text("target scamp5 { registers: A..C X, ops: basic, }\nkernel k = [1]")
-    assert module.target == Target(("A", "B", "C", "X"), "A", "basic")
+    module = load_text("target scamp5_wide { registers: A..C X, ops: basic, }\nkernel k = [1]")
+    assert module.target == Target(("A", "B", "C", "X"), "A", "basic", "scamp5_wide")
+    module = load_text("target scamp5 { registers: A..C F, ops: basic, }\nkernel k = [1]")
+    assert module.target == Target(("A", "B", "C", "F"), "A", "basic")
     assert load_text("target scamp5 {}\nkernel k = [1]").target == Target()
+
+
+def test_check_rejects_registers_beyond_f_that_optimize_rejects():
+    """Issue 14: `kalg check` accepted `registers: A..Z`, which optimize refused unlocated."""
+    with pytest.raises(KalgError) as caught:
+        load_text("target scamp5 { registers: A..Z }\nkernel k = [1]", "t.kalg")
+    assert "G..Z do not exist on SCAMP-5" in caught.value.message
+    assert (caught.value.span.line, caught.value.span.column) == (1, 17)
 
 
 def test_definition_lookup():

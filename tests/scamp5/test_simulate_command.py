@@ -66,23 +66,29 @@ def test_op_set_is_checked_at_parse_time(capsys: pytest.CaptureFixture[str]) -> 
     assert err.startswith(f"{program}:5:1: error: divq is not in op set 'all'\ndivq(B, A);\n^^^^")
 
 
-def test_wrong_program_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_hand_edited_wrong_program_is_a_user_error_exit_1(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 14: a user's wrong program said "this is a kalg bug" and exited 3."""
     text = (CAIN / "sobel.scamp5").read_text().replace("movx(B, A, south);", "movx(B, A, north);")
     program = tmp_path / "flipped.scamp5"
     program.write_text(text)
     code, out, err = _simulate(capsys, program, "--kernel", EXAMPLES / "sobel.kalg", "--size", "20")
-    assert code == 3
+    assert code == 1
     assert "exact    FAILED\nnumeric  FAILED\n" in out
+    assert err.startswith("kalg: error: the program does not compute the kernel: ")
     assert "register A differs at 8 offset(s): (-1, -1): got 0, want 1" in err
     assert "register A differs from its kernel on " in err
-    assert err.rstrip().endswith("sub2x(A, B, west, west, B);")
+    assert "kalg bug" not in err and "Traceback" not in err
 
 
-def test_program_for_another_kernel_exits_3(capsys: pytest.CaptureFixture[str]) -> None:
+def test_wrong_kernel_option_is_a_user_error_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 14: a program checked against the wrong --kernel exited 3 ("a kalg bug")."""
     code, _, err = _simulate(capsys, CAIN / "gauss3.scamp5", "--kernel", EXAMPLES / "gauss5.kalg",
                              "--size", "24")
-    assert code == 3
+    assert code == 1
+    assert "the program does not compute the kernel" in err
     assert "register A differs at 21 offset(s)" in err
+    assert "--kernel" in err  # the hint says what to check
 
 
 def test_images_from_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -112,13 +118,15 @@ def test_bad_images_are_user_errors(setup, message: str, tmp_path: Path,  # type
     assert message in err
 
 
-@pytest.mark.parametrize(("size", "message"), [("7x", "--size expects N or HxW"),
-                                               ("0", "--size expects"),
-                                               ("2x9", "a 2x9 image has no interior")])
-def test_bad_sizes(size: str, message: str, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = _simulate(capsys, CAIN / "box3.scamp5", "--kernel", EXAMPLES / "box3.kalg",
-                             "--size", size)
-    assert code == 1
+@pytest.mark.parametrize(("size", "code", "message"), [
+    ("7x", 2, "--size expects N or HxW"), ("0", 2, "--size expects"),
+    ("2x9", 1, "a 2x9 image has no interior")])
+def test_bad_sizes(size: str, code: int, message: str,
+                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A malformed --size is a usage error (exit 2, issue 14); a too-small image is not."""
+    got, _, err = _simulate(capsys, CAIN / "box3.scamp5", "--kernel", EXAMPLES / "box3.kalg",
+                            "--size", size)
+    assert got == code
     assert message in err
 
 
@@ -142,5 +150,19 @@ def test_writes_result_and_error_images(tmp_path: Path,
             assert (img.mode, img.size) == ("L", (32, 24))
     with Image.open(tmp_path / "err_A.png") as img:
         error = np.asarray(img)
-    assert error[2:-1, 1:-2].max() == 0  # exact on the interior (north 2, west 1, east 2, south 1)
-    assert error.max() == 255
+    assert error.max() == 0  # exact on the interior, and the border is black (not scaled in)
+
+
+def test_write_error_png_is_scaled_on_the_interior_only(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 14: the zero-filled border (255) set the scale, leaving the interior at 19 at most."""
+    from PIL import Image
+
+    code, _, _ = _simulate(capsys, CAIN / "sobel.scamp5", "--kernel", EXAMPLES / "sobel.kalg",
+                           "--size", "40", "--noise", "cain", "--write-error", tmp_path / "e.png")
+    assert code == 0
+    with Image.open(tmp_path / "e.png") as img:
+        error = np.asarray(img)
+    inside = error[1:-1, 2:-1]  # sobel reads west 2, east 1, south 1, north 1
+    assert inside.max() == 255
+    assert error[0].max() == error[-1].max() == error[:, :2].max() == error[:, -1].max() == 0

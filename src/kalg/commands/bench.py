@@ -21,11 +21,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from kalg import __version__
-from kalg.diagnostics import KalgError, VerificationError
-from kalg.frontend.target import WIDE
-from kalg.pipeline import Settings, compile_file
+from kalg.diagnostics import KalgError, UsageError, VerificationError
 from kalg.resources import bench_suite_path
-from kalg.scamp5.isa import REGISTERS
+from kalg.stages import REGISTERS, WIDE
 
 DESCRIPTION = """\
 Compile every kernel of a benchmark suite (default: kalg's bench suite, the 14 kernels of the
@@ -136,6 +134,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DIR", type=Path, default=None,
                    help="also write the table to DIR/bench.md and every number to "
                         "DIR/bench.json (DIR is created)")
+    p.add_argument("--json", action="store_true",
+                   help="print the JSON object (docs/json.md: every row with program figures, "
+                        "and the totals) on stdout instead of the Markdown table")
     return p
 
 
@@ -212,6 +213,9 @@ def compile_row(entry: Entry, ops: str, registers: tuple[str, ...] | None = None
                 target: str | None = None) -> Row:
     """Compile one entry with one op set; the row records the program's figures or the error.
     Compile time is the wall time of the compile_file call."""
+
+    from kalg.pipeline import Settings, compile_file  # numpy, scipy, egglog: only when compiling
+
     row = Row(entry.name, ops, str(entry.path), entry.outputs, entry.figures, 0.0)
     start = time.perf_counter()
     try:
@@ -331,7 +335,7 @@ def run(args: argparse.Namespace) -> int:
         return cpu_bench.main(args.kernels or None)
     target = WIDE if args.simulated_registers else None
     if args.registers and len(args.registers) > len(REGISTERS) and target is None:
-        raise KalgError(f"--registers {len(args.registers)}: SCAMP-5 has {len(REGISTERS)} "
+        raise UsageError(f"--registers {len(args.registers)}: SCAMP-5 has {len(REGISTERS)} "
                          "analogue registers; add --simulated-registers to compile for a "
                          "hypothetical wider register file (simulation only)")
     suite = args.suite or bench_suite_path()
@@ -343,9 +347,19 @@ def run(args: argparse.Namespace) -> int:
     markdown = format_markdown(rows, totals)
     if target is not None:
         markdown = SIMULATED_NOTE + markdown
-    sys.stdout.write(markdown)
+    data = to_json(rows, totals, suite, args.registers, target)
+    if args.json:
+        from kalg.jsonout import base
+
+        code = max((r.exit_code for r in rows), default=0)
+        sys.stdout.write(json.dumps(base("bench", ok=code == 0, exit_code=code,
+                                         errors=[{"message": f"{r.kernel} ({r.ops}): {r.error}"}
+                                                 for r in rows if r.error]) | data,
+                                    indent=1) + "\n")
+    else:
+        sys.stdout.write(markdown)
     if args.out is not None:
-        write_outputs(args.out, markdown, to_json(rows, totals, suite, args.registers, target))
+        write_outputs(args.out, markdown, data)
     failed = [r for r in rows if r.error is not None]
     if failed:
         print(f"kalg: error: {len(failed)} of {len(rows)} compiles failed: "

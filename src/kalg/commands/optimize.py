@@ -4,16 +4,13 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
-from kalg import frontend, targets
-from kalg.diagnostics import KalgError, KalgSemanticError
-from kalg.eqsat import engine
-from kalg.frontend.target import WIDE
-from kalg.pipeline import Result, Settings, Stage, compile_file
-from kalg.scamp5.isa import SIMULATED_REGISTERS as REGISTERS
-from kalg.targets.cpu import optimize as cpu
+from kalg.diagnostics import KalgError, KalgSemanticError, UsageError
+from kalg.stages import SIMULATED_REGISTERS as REGISTERS
+from kalg.stages import WIDE, Stage
 
 DESCRIPTION = """\
 Compile the last kernel or filter of FILE (or --name NAME) into the shortest SCAMP-5 program
@@ -31,6 +28,11 @@ it exactly against the kernel on random bordered images. There is no program: --
 decomposition (the default for cpu), egraph, kernels or ast. With -o FILE.py it writes instead a
 standalone Python module (needs only halide and numpy) that builds the Halide pipeline and runs
 it; 'kalg run' applies the filter to an image directly.
+
+On a terminal a status line on stderr shows the stage while kalg works. --timeout S bounds the
+whole compile, code generation included: when it expires kalg prints the best verified program
+found so far (with a warning), or an error if there is none yet. --json prints one JSON object
+(docs/json.md) instead of the program.
 
 Exit status: 0 ok, 1 error in the input, 2 usage error, 3 verification failure (a kalg bug)."""
 
@@ -52,8 +54,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="SCAMP-5 op set: 'all' macros, or AUKE's 'basic' set "
                         "(default: the file's target block, else all)")
     p.add_argument("--registers", metavar="A..F", type=parse_registers, default=None,
-                   help="the register budget, as a range 'A..F' or a list 'A,B,C' "
+                   help="the register budget, as a range 'A..F' or a list 'A,B,C'; it must "
+                        "hold the input register and the output register(s) "
                         "(default: the file's target block, else A..F)")
+    p.add_argument("--input", metavar="REG", type=_register, default=None,
+                   help="the register the image starts in (a kernel's result ends there too; "
+                        "default: the file's target block, else A)")
     p.add_argument("--emit", choices=[s.value for s in Stage], default=None,
                    help="stop after this stage and print its result (default: program; "
                         "decomposition for --target cpu)")
@@ -61,11 +67,29 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--time-limit", metavar="S", type=_positive_float, default=10.0,
                    help="safety limit in seconds for e-graph saturation (the ILP gets 3x); "
                         "the node and iteration caps normally stop it first (default: 10)")
-    p.add_argument("--node-limit", metavar="N", type=int, default=30_000,
+    p.add_argument("--node-limit", metavar="N", type=_positive_int, default=30_000,
                    help="stop saturating once the e-graph has N e-nodes (default: 30000)")
+    p.add_argument("--timeout", metavar="S", type=_positive_float, default=None,
+                   help="bound the whole compile to S seconds, code generation included; the "
+                        "best verified program found by then is printed (default: no bound)")
     p.add_argument("--stats", action="store_true",
                    help="print statistics (instructions, bus steps, e-graph size, times) to stderr")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object (program, instructions, bus_steps, registers, "
+                        "verified, seconds, stop_reason; docs/json.md) instead of the text")
     return p
+
+
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return int(text)
+
+
+def _register(text: str) -> str:
+    if text.strip().upper() not in REGISTERS:
+        raise argparse.ArgumentTypeError(f"expected a register name such as A, got {text!r}")
+    return text.strip().upper()
 
 
 def parse_registers(text: str) -> tuple[str, ...]:
@@ -95,38 +119,69 @@ def _positive_float(text: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    def progress(message: str) -> None:
-        if args.stats:
-            print(f"kalg: {message}", file=sys.stderr, flush=True)
+    from kalg import api
+    from kalg.progress import reporter, warner
 
-    if args.target == "cpu" and args.emit not in (Stage.AST.value, Stage.KERNELS.value):
-        result = _compile_cpu(args)
-    else:
-        settings = Settings(name=args.name, target=args.target, ops=args.ops,
-                            registers=args.registers,
-                            emit=Stage(args.emit or Stage.PROGRAM.value),
-                            time_limit=args.time_limit, node_limit=args.node_limit,
-                            progress=progress)
-        result = compile_file(args.file, settings)
+    _check_target_options(args)
+    progress, done = reporter(args.stats)
+    try:
+        if args.target == "cpu" and args.emit not in (Stage.AST.value, Stage.KERNELS.value):
+            result = _compile_cpu(args)
+        else:
+            result = api.compile(
+                Path(args.file), name=args.name, target=args.target, ops=args.ops,
+                registers=args.registers, input=args.input,
+                emit=args.emit or Stage.PROGRAM.value, time_limit=args.time_limit,
+                node_limit=args.node_limit, timeout=args.timeout, progress=progress,
+                warn=None if args.json else warner())
+    finally:
+        done()
+    text = result.text
+    if args.json:
+        from kalg.jsonout import base, compile_fields
+
+        text = json.dumps(base("optimize", file=args.file, definition=_name(result))
+                          | compile_fields(result), indent=1) + "\n"
     if args.output:
         try:
-            Path(args.output).write_text(result.text, encoding="utf-8")
+            Path(args.output).write_text(text, encoding="utf-8")
         except OSError as err:
             raise KalgError(f"cannot write {args.output!r}: {err.strerror}") from None
     else:
-        sys.stdout.write(result.text)
+        sys.stdout.write(text)
     if args.stats:
         for key, value in result.stats.items():
             print(f"kalg: {key}: {value}", file=sys.stderr)
     return 0
 
 
-def _compile_cpu(args: argparse.Namespace) -> Result:
+def _name(result) -> str | None:
+    return result.definition.name if getattr(result, "definition", None) is not None else None
+
+
+def _check_target_options(args: argparse.Namespace) -> None:
+    """SCAMP-5 settings with --target cpu would be silently ignored: refuse them."""
+    if args.target != "cpu":
+        return
+    given = [f"--{n}" for n in ("registers", "ops", "input", "timeout")
+             if getattr(args, n) is not None]
+    if given:
+        raise UsageError(f"{' and '.join(given)} {'is a' if len(given) == 1 else 'are'} SCAMP-5 "
+                         f"setting{'s' * (len(given) > 1)}: --target cpu has no register "
+                         "budget or op set (leave them out, or compile for scamp5)")
+
+
+def _compile_cpu(args: argparse.Namespace):
     """`--target cpu`: every output's cheapest verified decomposition under the cpu cost model."""
+    from kalg import frontend, targets
+    from kalg.eqsat import engine
+    from kalg.pipeline import Result
+    from kalg.targets.cpu import optimize as cpu
+
     emit = Stage(args.emit or Stage.DECOMPOSITION.value)
     if emit is Stage.PROGRAM:
-        raise KalgError("the cpu target has no program: it prints the decomposition and its "
-                        "operations per pixel (use --emit decomposition, or leave --emit out)")
+        raise UsageError("the cpu target has no program: it prints the decomposition and its "
+                         "operations per pixel (use --emit decomposition, or leave --emit out)")
     definition = frontend.load_file(args.file).definition(args.name)
     limits = engine.Limits(nodes=min(args.node_limit, cpu.DEFAULT_LIMITS.nodes),
                            seconds=args.time_limit)
@@ -143,10 +198,13 @@ def _compile_cpu(args: argparse.Namespace) -> Result:
                                      f"after {r.saturation.iterations} iterations")
         stats[f"{prefix}ops/pixel"] = f"{r.ops} (direct {r.direct_ops})"
     if emit is Stage.EGRAPH:
-        return Result(emit, "".join(f"{k}: {v}\n" for k, v in stats.items()), stats)
+        return Result(emit, "".join(f"{k}: {v}\n" for k, v in stats.items()), stats,
+                      definition=definition)
     if args.output and args.output.endswith(".py"):  # a module that runs without kalg
         from kalg.targets.cpu.borders import DEFAULT, parse_border
         from kalg.targets.cpu.export import standalone_source
         border = parse_border(definition.border) if definition.border else DEFAULT
-        return Result(emit, standalone_source(plan, definition.name, border), stats)
-    return Result(emit, cpu.format_result(definition.name, results), stats)
+        return Result(emit, standalone_source(plan, definition.name, border), stats,
+                      definition=definition, verified=True)
+    return Result(emit, cpu.format_result(definition.name, results), stats,
+                  definition=definition, verified=True)

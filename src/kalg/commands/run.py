@@ -13,8 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from kalg.diagnostics import KalgError
 
@@ -62,8 +61,14 @@ def _named(path: Path, output: str | None) -> Path:
     return path if output is None else path.with_name(f"{path.stem}_{output}{path.suffix}")
 
 
+if TYPE_CHECKING:
+    import numpy as np
+
+
 def read_image(path: Path) -> np.ndarray:
     """A 2-D array from .npy or any format Pillow reads (converted to greyscale float32)."""
+    import numpy as np  # loaded when used: `kalg --version` must not pay for numpy
+
     try:
         if path.suffix.lower() == ".npy":
             a = np.load(path, allow_pickle=False)
@@ -81,6 +86,8 @@ def read_image(path: Path) -> np.ndarray:
 
 
 def write_image(path: Path, a: np.ndarray) -> None:
+    import numpy as np  # loaded when used: `kalg --version` must not pay for numpy
+
     """.npy as is; .tif/.tiff as 32-bit float; other formats 8-bit (clipped to 0..255)."""
     try:
         if path.suffix.lower() == ".npy":

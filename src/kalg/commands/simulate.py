@@ -1,28 +1,25 @@
-"""`kalg simulate PROGRAM.scamp5 --kernel FILE.kalg[:NAME]`: run and verify a SCAMP-5 program.
+"""`kalg simulate PROGRAM.scamp5 --kernel FILE.kalg[:NAME]`: run and check a SCAMP-5 program.
 
-Parses the program (optionally restricted to an op set), verifies it exactly (symbolic kernels)
+Parses the program (optionally restricted to an op set), checks it exactly (symbolic kernels)
 and numerically (simulation against the reference correlation on the interior of an image), and
-reports size, bus steps, registers and, if asked, the error under a noise model. The targets
-are the outputs of a definition in a .kalg file. Exit 0 when both checks pass, 3 when one fails.
+reports size, bus steps, registers and, if asked, the error under a noise model, relative to the
+signal. The targets are the outputs of a definition in a .kalg file. A program that does not
+compute them is the user's (or the --kernel is the wrong one): exit 1, saying where it differs.
+A thin layer over `kalg.api.simulate`'s parts (`load_program`, `load_targets`, `check_program`).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
+import math
 from pathlib import Path
+from typing import Any
 
-import numpy as np
+from kalg.diagnostics import KalgError, ProgramMismatchError, UsageError
 
-from kalg.diagnostics import KalgError, VerificationError
-from kalg.kernel import REAL, Kernel
-from kalg.scamp5.isa import REGISTERS, SIMULATED_REGISTERS, Instr, bus_steps
-from kalg.scamp5.noise import NoiseModel
-from kalg.scamp5.simulator import footprint, noise_statistics, simulate, verify_numeric
-from kalg.scamp5.symbolic import verify_exact
-from kalg.scamp5.text import parse_program
-
-_PRESETS = {"cain": NoiseModel.cain, "auke": NoiseModel.auke}
+_PRESETS = ("auke", "cain")
 _OVERRIDES = {
     "gain": "multiplicative gain per write (AUKE: 0.93)",
     "relative": "write noise σ relative to |value| (Cain: 0.005)",
@@ -33,9 +30,12 @@ _OVERRIDES = {
 
 
 def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    p = sub.add_parser("simulate", help="run a SCAMP-5 program on an image and verify it",
-                       description="Run a SCAMP-5 program, verify it exactly and numerically "
-                                   "against a .kalg definition, and report its cost and error.")
+    p = sub.add_parser("simulate", help="run a SCAMP-5 program on an image and check it",
+                       description="Run a SCAMP-5 program, check it exactly and numerically "
+                                   "against a .kalg definition, and report its cost and error. "
+                                   "Make a program with e.g. 'kalg optimize "
+                                   "examples/sobel.kalg -o sobel.scamp5'. Exit 1 when the "
+                                   "program does not compute the kernel.")
     p.add_argument("program", type=Path, help="SCAMP-5 program text (.scamp5)")
     p.add_argument("--kernel", required=True, metavar="FILE.kalg[:NAME]",
                    help="definition whose outputs the program must compute (default NAME: the "
@@ -49,7 +49,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="size of the random image (default: 256, the SCAMP-5 array)")
     p.add_argument("--ops", choices=("all", "basic"),
                    help="reject macros outside this op set (default: accept every macro)")
-    p.add_argument("--noise", choices=sorted(_PRESETS),
+    p.add_argument("--noise", choices=_PRESETS,
                    help="also report the error under this noise model preset (default: none)")
     for name, meaning in _OVERRIDES.items():
         p.add_argument(f"--noise-{name.replace('_', '-')}", type=float, metavar="X",
@@ -62,80 +62,135 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="accept registers G..Z, for programs made for the simulated wide "
                         "register file (kalg optimize --target scamp5_wide)")
     p.add_argument("--write-error", type=Path, metavar="PNG",
-                   help="write |result - reference correlation| per output as a grey PNG")
+                   help="write |result - reference correlation| per output as a grey PNG, "
+                        "scaled over the interior (the border, where the program reads outside "
+                        "the image, is black)")
+    p.add_argument("--input", metavar="REG", default=None,
+                   help="the register the image starts in (default: the .kalg file's target "
+                        "block, else A); a kernel's result is expected there too")
+    p.add_argument("--report", type=Path, metavar="DIR",
+                   help="write DIR/report.png: input, ideal output, simulated output (noisy if "
+                        "asked), error on the interior with a colour bar, and the kernel(s) as "
+                        "heat maps with their values (needs matplotlib: pip install 'kalg[plots]')")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object (docs/json.md) instead of the report lines")
     return p
 
 
 def run(args: argparse.Namespace) -> int:
-    registers = SIMULATED_REGISTERS if args.simulated_registers else REGISTERS
-    program = parse_program(_read_text(args.program), str(args.program), op_set=args.ops,
-                            registers=registers)
-    targets, input_register = _load_targets(args.kernel)
+    from kalg import api
+    from kalg.scamp5.isa import bus_steps
+    from kalg.scamp5.simulator import footprint
+
+    program = api.load_program(args.program, ops=args.ops,
+                               simulated_registers=args.simulated_registers)
+    kernel_path, name = _kernel_spec(args.kernel)
+    targets, input_register = api.load_targets(Path(kernel_path), name=name, input=args.input)
     image, image_label = _input_image(args)
     regs = sorted({r for i in program for r in i.registers()} | {input_register})
     fp = footprint(program)
     rows, cols = fp.interior(image.shape)
-    print(f"program  {args.program}: {len(program)} instructions, {bus_steps(program)} bus "
-          f"steps, registers {' '.join(regs)}")
-    print(f"kernel   {args.kernel}: outputs {' '.join(sorted(targets))}, input in {input_register}")
-    print(f"image    {image_label}; interior {rows.stop - rows.start}x{cols.stop - cols.start} "
-          f"(reads up to west {fp.west}, east {fp.east}, south {fp.south}, north {fp.north})")
-    failures = _verify(program, targets, image, input_register)
+    out = _Out(args.json)
+    out.line(f"program  {args.program}: {len(program)} instructions, {bus_steps(program)} bus "
+             f"steps, registers {' '.join(regs)}")
+    out.line(f"kernel   {args.kernel}: outputs {' '.join(sorted(targets))}, input in "
+             f"{input_register}")
+    out.line(f"image    {image_label}; interior {rows.stop - rows.start}x"
+             f"{cols.stop - cols.start} (reads up to west {fp.west}, east {fp.east}, south "
+             f"{fp.south}, north {fp.north})")
+    out.data |= {"file": str(args.program), "kernel": args.kernel, "input": input_register,
+                 "instructions": len(program), "bus_steps": bus_steps(program),
+                 "registers": regs, "program": "\n".join(map(str, program)) + "\n",
+                 "image": image_label}
+    try:
+        worst = api.check_program(program, targets, image, input_register)
+    except ProgramMismatchError as err:
+        for check in ("exact", "numeric"):
+            out.line(f"{check:8} {'FAILED' if check in err.details else 'ok'}")
+        raise
+    out.line(f"exact    ok: every output holds its kernel ({' '.join(sorted(targets))})")
+    out.line("numeric  ok: " + ", ".join(f"{r} max abs error {e:.3g}" for r, e in worst.items()))
+    out.data |= {"verified": True, "max_abs_error": worst}
     model = _noise_model(args)
-    if model is not None and not failures:
-        stats = noise_statistics(program, image, model, sorted(targets), input_register)
-        print(f"noise    {_describe(model)}: "
-              + "; ".join(f"{r} {s}" for r, s in stats.items()))
+    if model is not None:
+        _report_noise(out, program, targets, image, input_register, model)
     _write_images(args, program, targets, image, input_register, model)
-    if failures:
-        raise VerificationError("; ".join(e.message for e in failures),
-                                program_text=failures[0].program_text)
+    if args.report is not None:
+        from kalg.report import write_report
+
+        path = write_report(args.report, program, targets, image, input_register, model)
+        out.line(f"report   {path}")
+        out.data["report"] = str(path)
+    out.finish()
     return 0
 
 
-def _verify(program: list[Instr], targets: dict[str, Kernel], image: np.ndarray,
-            input_register: str) -> list[VerificationError]:
-    """Run both checks, print one status line each, and return their failures."""
-    failures = []
-    try:
-        verify_exact(program, targets, input_register)
-        print(f"exact    ok: every output holds its kernel ({' '.join(sorted(targets))})")
-    except VerificationError as err:
-        print("exact    FAILED")
-        failures.append(err)
-    try:
-        worst = verify_numeric(program, targets, image, input_register)
-        print("numeric  ok: " + ", ".join(f"{r} max abs error {e:.3g}" for r, e in worst.items()))
-    except VerificationError as err:
-        print("numeric  FAILED")
-        failures.append(err)
-    return failures
+class _Out:
+    """The report: lines on stdout, or (with --json) one object printed at the end."""
+
+    def __init__(self, as_json: bool):
+        from kalg.jsonout import base
+
+        self.as_json = as_json
+        self.data: dict[str, Any] = base("simulate")
+
+    def line(self, text: str) -> None:
+        if not self.as_json:
+            print(text, flush=True)
+
+    def warn(self, text: str) -> None:
+        import sys
+
+        print(f"kalg: warning: {text}", file=sys.stderr)
+        self.data["warnings"].append(text)
+
+    def finish(self) -> None:
+        if self.as_json:
+            print(json.dumps(self.data, indent=1))
 
 
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise KalgError(f"cannot read {path}: {err.strerror or err}") from None
+def _report_noise(out: _Out, program, targets, image, input_register, model) -> None:
+    """Error under noise, absolute and relative to the signal (the ideal output's rms over the
+    interior), SNR in dB, and a warning where the noise is as large as the signal."""
+    from kalg.scamp5.simulator import footprint, noise_statistics, simulate
+
+    stats = noise_statistics(program, image, model, sorted(targets), input_register)
+    ideal = simulate(program, image, input_register)
+    rows, cols = footprint(program).interior(image.shape)
+    parts, data = [], {}
+    for reg, st in stats.items():
+        signal = float(math.sqrt(float((ideal[reg][rows, cols] ** 2).mean())))
+        ratio = st.rms / signal if signal > 0 else math.inf
+        snr = 20 * math.log10(signal / st.rms) if st.rms > 0 and signal > 0 else (
+            math.inf if st.rms == 0 else -math.inf)
+        parts.append(f"{reg} {st}; signal rms {signal:.4g}, error/signal {ratio:.3g}, "
+                     f"SNR {snr:.1f} dB")
+        data[reg] = {"rms": st.rms, "max_abs": st.max_abs, "bias": st.bias,
+                     "signal_rms": signal, "relative": _finite(ratio), "snr_db": _finite(snr)}
+        if ratio >= 0.5:
+            out.warn(f"noise swamps the signal in {reg}: error rms {st.rms:.4g} is "
+                     f"{ratio:.2g} x the signal's rms {signal:.4g} (SNR {snr:.1f} dB); the "
+                     "output says little about the image")
+    out.line(f"noise    {_describe(model)}: " + "; ".join(parts))
+    out.data["noise"] = {"model": dataclasses.asdict(model), "outputs": data}
 
 
-def _load_targets(spec: str) -> tuple[dict[str, Kernel], str]:
-    """Outputs (register → kernel) and input register of `FILE.kalg[:NAME]`."""
-    from kalg.frontend import load_file  # the frontend imports lark: load it only when needed
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
 
+
+def _kernel_spec(spec: str) -> tuple[str, str | None]:
+    """`FILE.kalg[:NAME]` → (file, name or None)."""
     path, sep, name = spec.rpartition(":")
     if not sep or not path or "/" in name:
-        path, name = spec, ""
-    source = load_file(Path(path))
-    definition = source.definition(name or None)
-    if definition.semiring is not REAL:
-        raise KalgError(f"{definition.name} is a {definition.semiring.name} kernel; SCAMP-5's "
-                        "analogue registers compute real (+, ×) kernels only")
-    return dict(definition.outputs), source.target.input
+        return spec, None
+    return path, name or None
 
 
-def _input_image(args: argparse.Namespace) -> tuple[np.ndarray, str]:
+def _input_image(args: argparse.Namespace):
     """The image to simulate on, and a phrase saying where it came from."""
+    import numpy as np
+
     if args.image is None:
         h, w = _size(args.size)
         rng = np.random.default_rng(args.seed)
@@ -147,19 +202,29 @@ def _input_image(args: argparse.Namespace) -> tuple[np.ndarray, str]:
 def _size(text: str) -> tuple[int, int]:
     parts = text.lower().split("x")
     if len(parts) not in (1, 2) or not all(p.isdigit() and int(p) > 0 for p in parts):
-        raise KalgError(f"--size expects N or HxW with positive integers, got {text!r}")
+        raise UsageError(f"--size expects N or HxW with positive integers, got {text!r}")
     return (int(parts[0]), int(parts[-1]))
 
 
-def _load_image(path: Path) -> np.ndarray:
+def _pillow():
+    """PIL.Image, or a KalgError saying how to get it (it is a dependency of kalg)."""
+    try:
+        from PIL import Image
+    except ImportError:
+        raise KalgError("reading and writing PNG images needs Pillow, which is missing from "
+                        "this environment: pip install pillow (or use a .npy image)") from None
+    return Image
+
+
+def _load_image(path: Path):
     """A 2-D float64 array: .npy as stored, anything else through Pillow as grey levels 0-255."""
+    import numpy as np
+
     try:
         if path.suffix == ".npy":
             arr = np.load(path, allow_pickle=False)
         else:
-            from PIL import Image  # optional dependency (the `plots` extra)
-
-            with Image.open(path) as img:
+            with _pillow().open(path) as img:
                 arr = np.asarray(img.convert("L"))
     except (OSError, ValueError) as err:
         raise KalgError(f"cannot read image {path}: {err}") from None
@@ -168,31 +233,41 @@ def _load_image(path: Path) -> np.ndarray:
     return arr.astype(np.float64)
 
 
-def _noise_model(args: argparse.Namespace) -> NoiseModel | None:
+def _noise_model(args: argparse.Namespace):
     """The preset, with any --noise-* override applied; None when no noise was asked for."""
+    from kalg.scamp5.noise import NoiseModel
+
+    presets = {"cain": NoiseModel.cain, "auke": NoiseModel.auke}
     overrides = {n: v for n in _OVERRIDES if (v := getattr(args, f"noise_{n}")) is not None}
     if args.noise is None and not overrides:
         return None
-    base = _PRESETS[args.noise](args.noise_seed) if args.noise else NoiseModel(seed=args.noise_seed)
+    base = presets[args.noise](args.noise_seed) if args.noise else NoiseModel(seed=args.noise_seed)
     return dataclasses.replace(base, **overrides)
 
 
-def _describe(model: NoiseModel) -> str:
+def _describe(model) -> str:
     return ", ".join(f"{f.name} {getattr(model, f.name):g}" for f in dataclasses.fields(model))
 
 
-def _write_images(args: argparse.Namespace, program: list[Instr], targets: dict[str, Kernel],
-                  image: np.ndarray, input_register: str, model: NoiseModel | None) -> None:
-    """--write-result and --write-error: the (noisy, if asked) result and its error per output."""
+def _write_images(args: argparse.Namespace, program, targets, image, input_register,
+                  model) -> None:
+    """--write-result and --write-error: the (noisy, if asked) result and its error per output.
+    The error image is scaled over the interior only: on the border the program reads pixels
+    outside the image (zero-filled), so its error there says nothing about the program."""
+    import numpy as np
+
+    from kalg.scamp5.simulator import footprint, simulate
+
     if args.write_result is None and args.write_error is None:
         return
     result = simulate(program, image, input_register, model)
+    inside = footprint(program).mask(image.shape)
     for reg, kernel in sorted(targets.items()):
         value = result[reg]
         if args.write_result is not None:
             _save_png(value, _output_path(args.write_result, reg, len(targets)))
         if args.write_error is not None:
-            error = np.abs(value - kernel.apply(image))
+            error = np.where(inside, np.abs(value - kernel.apply(image)), np.nan)
             _save_png(error, _output_path(args.write_error, reg, len(targets)), zero_black=True)
 
 
@@ -200,15 +275,19 @@ def _output_path(path: Path, register: str, outputs: int) -> Path:
     return path if outputs == 1 else path.with_name(f"{path.stem}_{register}{path.suffix}")
 
 
-def _save_png(values: np.ndarray, path: Path, zero_black: bool = False) -> None:
-    """Scale to 0-255 (min-max, or 0-max with `zero_black`); NaN shows as black."""
-    from PIL import Image
+def _save_png(values, path: Path, zero_black: bool = False) -> None:
+    """Scale the finite values to 0-255 (min-max, or 0-max with `zero_black`); NaN is black."""
+    import numpy as np
 
-    finite = np.nan_to_num(values, nan=0.0, posinf=0.0, neginf=0.0)
-    low = 0.0 if zero_black else float(finite.min())
-    span = float(finite.max()) - low
-    grey = np.zeros(finite.shape) if span <= 0 else (finite - low) / span * 255.0
+    image_module = _pillow()
+    finite = np.isfinite(values)
+    shown = np.where(finite, values, 0.0)
+    low = 0.0 if zero_black or not finite.any() else float(shown[finite].min())
+    high = float(shown[finite].max()) if finite.any() else 0.0
+    span = high - low
+    grey = np.zeros(shown.shape) if span <= 0 else np.clip((shown - low) / span, 0, 1) * 255.0
+    grey[~finite] = 0.0
     try:
-        Image.fromarray(np.round(grey).astype(np.uint8)).save(path)
-    except OSError as err:
-        raise KalgError(f"cannot write {path}: {err.strerror or err}") from None
+        image_module.fromarray(np.round(grey).astype(np.uint8)).save(path)
+    except (OSError, ValueError) as err:
+        raise KalgError(f"cannot write {path}: {getattr(err, 'strerror', None) or err}") from None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kalg.diagnostics import KalgError
+from kalg.diagnostics import KalgError, Span
 from kalg.frontend.check import check
 from kalg.frontend.module import Definition, Module, Target
 from kalg.frontend.parser import parse
@@ -21,16 +21,28 @@ __all__ = ["Definition", "Module", "Target", "check", "load_file", "load_text", 
 
 def load_text(text: str, path: str = "<string>") -> Module:
     """Parse and check .kalg `text`; errors are KalgError subclasses located in `path`."""
-    return check(parse(text, path))
+    return check(parse(text.removeprefix("\ufeff"), path))  # a byte-order mark is not text
 
 
 def read_source(path: str | Path) -> str:
     """The text of a source file; an unreadable file is a KalgError naming it."""
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
+        return Path(path).read_text(encoding="utf-8-sig")  # drops a byte-order mark
+    except UnicodeDecodeError as err:
+        raise _not_utf8(str(path), err) from None
+    except OSError as err:
         raise KalgError(f"cannot read {str(path)!r}: {getattr(err, 'strerror', None) or err}",
                         ) from None
+
+
+def _not_utf8(path: str, err: UnicodeDecodeError) -> KalgError:
+    """The first byte that is not UTF-8, located at its line and column."""
+    before = err.object[: err.start].decode("utf-8-sig", errors="replace")
+    line = before.count("\n") + 1
+    column = len(before) - (before.rfind("\n") + 1) + 1
+    source = err.object.decode("utf-8-sig", errors="replace")
+    return KalgError(f"byte 0x{err.object[err.start]:02x} is not UTF-8 text: save the file as "
+                     "UTF-8", Span(path, line, column, source))
 
 
 def load_file(path: str | Path) -> Module:

@@ -37,6 +37,10 @@ FUNCTION_NAMES = (*sorted(UNARY_FUNCTIONS), "shift")
 MAX_POWER = 64
 """Largest n in `k ^ n` for a kernel with several entries (its size grows with n)."""
 
+MAX_REACH = 1024
+"""Largest offset any (sub)expression may reach: far beyond any sensor (SCAMP-5's array is 256
+wide), and small enough that printing the kernel as a matrix stays instant."""
+
 
 @dataclass(frozen=True, slots=True)
 class Scope:
@@ -56,7 +60,12 @@ class Scope:
 def evaluate(expr: ast.Expr, scope: Scope, semiring: Semiring = REAL) -> Kernel:
     """The exact kernel `expr` denotes; literals are built in `semiring`."""
     with located(expr.span):
-        return _EVALUATORS[type(expr)](expr, scope, semiring)
+        kernel = _EVALUATORS[type(expr)](expr, scope, semiring)
+    if kernel.entries and kernel.radius() > MAX_REACH:
+        raise KalgSemanticError(
+            f"this kernel reaches {kernel.radius()} pixels from its centre: kalg handles at most "
+            f"{MAX_REACH} (SCAMP-5's array is 256 pixels wide)", expr.span)
+    return kernel
 
 
 @contextmanager

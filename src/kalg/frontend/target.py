@@ -11,13 +11,14 @@ deliberate opt-in for studies, compiled and verified in kalg's simulators only. 
 
 from __future__ import annotations
 
+from kalg import stages
 from kalg.diagnostics import KalgSemanticError
 from kalg.frontend import ast
 from kalg.frontend.module import Target
 
 TARGETS = ("scamp5", "scamp5_wide")
 """The machines kalg can compile for (`scamp5_wide`: simulated only, see the module docstring)."""
-WIDE = "scamp5_wide"
+WIDE = stages.WIDE
 """The target name of the simulated wider register file."""
 OP_SETS = ("all", "basic")
 """SCAMP-5 op sets: every macro, or AUKE's basic set (docs/scamp5-isa.md)."""
@@ -42,6 +43,8 @@ def _target(block: ast.TargetBlock) -> Target:
                                 f"{' or '.join(TARGETS)}", block.name_span)
     fields = _fields(block)
     registers = _registers(fields["registers"]) if "registers" in fields else Target().registers
+    if block.name != WIDE and "registers" in fields:
+        _check_real_registers(registers, fields["registers"])
     input_register = _single(fields["input"], "input") if "input" in fields else registers[0]
     if input_register not in registers:
         raise KalgSemanticError(
@@ -52,6 +55,17 @@ def _target(block: ast.TargetBlock) -> Target:
         raise KalgSemanticError(f"unknown op set {ops!r}: expected {' or '.join(OP_SETS)}",
                                 fields["ops"].items[0].span)
     return Target(registers, input_register, ops, block.name, block.span)
+
+
+def _check_real_registers(registers: tuple[str, ...], field: ast.TargetField) -> None:
+    """`target scamp5` names only SCAMP-5's analogue registers (what `kalg optimize` needs)."""
+    unknown = [r for r in registers if r not in Target().registers]
+    if unknown:
+        shown = ", ".join(unknown) if len(unknown) <= 4 else f"{unknown[0]}..{unknown[-1]}"
+        raise KalgSemanticError(
+            f"register(s) {shown} do not exist on SCAMP-5: its analogue registers are A..F; "
+            f"use a subset of them, or 'target {WIDE}' for a hypothetical wider register file "
+            "(in simulation only)", field.span)
 
 
 def _fields(block: ast.TargetBlock) -> dict[str, ast.TargetField]:

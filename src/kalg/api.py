@@ -1,0 +1,396 @@
+"""kalg from Python: `compile` a kernel (a .kalg file, .kalg text, an array of exact numbers or a
+mapping of output registers to arrays) and `simulate` a SCAMP-5 program against a kernel.
+
+The command line (`kalg optimize`, `kalg simulate`) is a thin layer over these two functions.
+Every program `compile` returns was verified exactly and in the simulator; a failed check of
+kalg's own program raises `VerificationError` (a kalg bug). `simulate` checks a program it did
+not make: a program that does not compute the kernel is the caller's mistake, a
+`ProgramMismatchError` (a `KalgError`, exit 1 on the command line) saying where it differs.
+
+>>> import kalg
+>>> result = kalg.compile([[1, 2, 1]], divisor=4)
+>>> result.instructions, result.verified
+(2, True)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
+from numbers import Integral, Rational
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kalg.diagnostics import KalgError, ProgramMismatchError, UsageError, VerificationError
+from kalg.kernel import REAL, Kernel
+from kalg.scamp5.isa import REGISTERS, SIMULATED_REGISTERS, Instr, bus_steps
+
+__all__ = ["CompileResult", "SimulationResult", "compile", "kalg_text", "simulate"]
+
+SCAMP5_TARGETS = ("scamp5", "scamp5_wide")
+"""Targets `compile` handles itself; any other goes through `_compile_runtime_target`."""
+
+
+@dataclass
+class CompileResult:
+    """What `compile` made. For a SCAMP-5 target: `text` is the program as `kalg optimize`
+    prints it, `program` its instructions, `instructions` their count; `verified` is True
+    exactly when the program was checked exactly and in the simulator. With `emit` before
+    "program", `text` is that stage's artefact and `program` is empty."""
+
+    text: str
+    stage: str
+    program: Any = field(default_factory=list)
+    """list[Instr] for SCAMP-5; for a runtime target (cpu) the callable it built."""
+    stats: dict[str, object] = field(default_factory=dict)
+    verified: bool = False
+    decomposition: Any = None
+    definition: Any = None
+    warnings: list[str] = field(default_factory=list)
+    input_register: str = "A"
+    target: str = "scamp5"
+
+    @property
+    def instructions(self) -> int:
+        return len(self.program) if isinstance(self.program, list) else 0
+
+    @property
+    def bus_steps(self) -> int:
+        return bus_steps(self.program) if isinstance(self.program, list) else 0
+
+    @property
+    def registers(self) -> list[str]:
+        """The registers the program uses, sorted."""
+        if not isinstance(self.program, list):
+            return []
+        return sorted({r for i in self.program for r in i.registers()})
+
+    @property
+    def kernels(self) -> dict[str, Kernel]:
+        """Output register → the exact kernel the program computes there."""
+        return dict(self.definition.outputs) if self.definition is not None else {}
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass
+class SimulationResult:
+    """`simulate`'s answer: every output register's value on the image, the largest absolute
+    difference from the reference correlation over the interior, and the interior itself."""
+
+    outputs: dict[str, np.ndarray]
+    reference: dict[str, np.ndarray]
+    max_abs_error: dict[str, float]
+    interior: tuple[slice, slice]
+    input_register: str
+    noisy: dict[str, np.ndarray] | None = None
+
+
+def compile(source: Any, *, name: str | None = None, target: str | None = None,
+            ops: str | None = None, registers: str | Sequence[str] | None = None,
+            input: str | None = None, emit: str = "program",
+            time_limit: float = 10.0, node_limit: int = 30_000, timeout: float | None = None,
+            divisor: Any = None, approx: Any = None, origin: tuple[int, int] | None = None,
+            progress: Callable[[str], None] | None = None,
+            warn: Callable[[str], None] | None = None, **runtime: Any) -> CompileResult:
+    """Compile `source` into a verified program.
+
+    `source` is a .kalg file (a `Path`, or a string ending in ".kalg"), .kalg text, a 2-D array
+    or nested list of exact numbers (ints, `Fraction`s, decimal strings such as "0.25" or
+    "-3/4"; floats only with `approx`), or a mapping of output registers to such arrays (a
+    multi-output filter). For arrays: `divisor` divides every entry exactly; `approx` (a depth,
+    or {"depth": D, "max_error": E}) rounds to multiples of 2^-depth; `origin` (row, col) is the
+    cell of offset (0, 0) for even sizes. The other options are `kalg optimize`'s. `target`
+    "cpu" (or any non-SCAMP-5 target) goes to that target's runtime; `runtime` options
+    (e.g. `border=`) are passed to it.
+    """
+    from kalg.pipeline import Settings, Stage, compile_text
+
+    text, path = _source_text(source, divisor=divisor, approx=approx, origin=origin)
+    if target is not None and target not in SCAMP5_TARGETS:
+        if emit == "program":
+            return _compile_runtime_target(text, path, target, name, runtime)
+        target = None  # ast and kernels do not depend on the target
+    if runtime:
+        raise UsageError(f"unknown option(s) {', '.join(sorted(runtime))} for target "
+                         f"{target or 'scamp5'}")
+    if isinstance(registers, str):
+        registers = parse_registers(registers)
+    settings = Settings(name=name, target=target, ops=ops,
+                        registers=tuple(registers) if registers else None, input=input,
+                        emit=Stage(emit), time_limit=time_limit, node_limit=node_limit,
+                        timeout=timeout, progress=progress, warn=warn)
+    r = compile_text(text, path, settings)
+    return CompileResult(r.text, r.stage.value, r.program, r.stats, r.verified, r.decomposition,
+                         r.definition, r.warnings, r.input_register, target or "scamp5")
+
+
+def _compile_runtime_target(text: str, path: str, target: str, name: str | None,
+                            options: dict[str, Any]) -> CompileResult:
+    """THE ONE PLACE non-SCAMP-5 targets are routed (wired by the lead at merge): the cpu
+    runtime of `kalg.targets.cpu` builds a verified callable from the definition."""
+    from kalg import frontend
+
+    definition = frontend.load_text(text, path).definition(name)
+    try:
+        from kalg.targets import cpu  # type: ignore[attr-defined]
+    except ImportError:
+        raise KalgError(f"target {target} needs the cpu runtime (kalg.targets.cpu), which this "
+                        "installation does not have") from None
+    if target != "cpu":
+        raise UsageError(f"unknown target {target!r}: expected scamp5, scamp5_wide or cpu")
+    function = cpu.build(definition, **options)
+    return CompileResult(f"# {definition.name}: cpu pipeline (kalg.targets.cpu)\n", "program",
+                         function, verified=True, definition=definition, target=target)
+
+
+def parse_registers(text: str) -> tuple[str, ...]:
+    """'A..F' or 'A,B,C' → ('A', ...); letters beyond F are refused later unless the target is
+    the simulated wide one. Raises UsageError when `text` is neither form."""
+    if ".." in text:
+        lo, hi = (s.strip().upper() for s in text.split("..", 1))
+        if lo in SIMULATED_REGISTERS and hi in SIMULATED_REGISTERS and lo <= hi:
+            return SIMULATED_REGISTERS[SIMULATED_REGISTERS.index(lo):
+                                       SIMULATED_REGISTERS.index(hi) + 1]
+    else:
+        regs = tuple(s.strip().upper() for s in text.split(",") if s.strip())
+        if regs and all(r in SIMULATED_REGISTERS for r in regs) and len(set(regs)) == len(regs):
+            return regs
+    raise UsageError(f"invalid register budget {text!r}: use a range like A..F or a list like "
+                     f"A,B,C of registers from {' '.join(SIMULATED_REGISTERS)}")
+
+
+# ----------------------------------------------------------------------------- sources
+def _source_text(source: Any, **array_options: Any) -> tuple[str, str]:
+    """(.kalg text, the name errors are located in) for any accepted `source`."""
+    if isinstance(source, Path) or (isinstance(source, str) and _looks_like_path(source)):
+        from kalg.frontend import read_source
+
+        return read_source(source), str(source)
+    if isinstance(source, str):
+        return source.removeprefix("\ufeff"), "<string>"
+    return kalg_text(source, **array_options), "<array>"
+
+
+def _looks_like_path(text: str) -> bool:
+    return "\n" not in text and (text.endswith(".kalg") or Path(text).is_file())
+
+
+def kalg_text(source: Any, *, divisor: Any = None, approx: Any = None,
+              origin: tuple[int, int] | None = None, name: str | None = None) -> str:
+    """The .kalg text of an array (`kernel`) or a register → array mapping (`filter`), with
+    every entry written exactly. Raises KalgError for floats without `approx`, ragged or
+    non-2-D arrays, and entries that are not numbers.
+
+    >>> print(kalg_text([[1, 2, 1]], divisor=4), end="")
+    kernel array = [1 2 1] / 4
+    >>> print(kalg_text({"A": [[1, 0, -1]], "B": [[-1], [0], [1]]}), end="")
+    filter array = [A: [1 0 -1], B: [-1; 0; 1]]
+    """
+    floats_ok = approx is not None
+    tail = (f" / {_number(divisor, True, 'divisor')}" if divisor is not None else "")
+    setting = f" with approx {_approx_text(approx)}" if approx is not None else ""
+    if isinstance(source, Mapping):
+        if not source:
+            raise KalgError("a filter needs at least one output register")
+        parts = [f"{_register(reg)}: {_matrix(arr, floats_ok, origin)}{tail}"
+                 for reg, arr in source.items()]
+        return f"filter {name or 'array'} = [{', '.join(parts)}]{setting}\n"
+    return f"kernel {name or 'array'} = {_matrix(source, floats_ok, origin)}{tail}{setting}\n"
+
+
+def _register(reg: object) -> str:
+    if not isinstance(reg, str) or reg.upper() not in SIMULATED_REGISTERS:
+        raise KalgError(f"a filter's outputs are registers such as 'A' or 'B', not {reg!r}")
+    return reg.upper()
+
+
+def _matrix(array: Any, floats_ok: bool, origin: tuple[int, int] | None) -> str:
+    rows = array.tolist() if isinstance(array, np.ndarray) else array
+    if (not isinstance(rows, Sequence) or isinstance(rows, str) or not rows
+            or not all(isinstance(r, Sequence) and not isinstance(r, str) for r in rows)):
+        raise KalgError("a kernel array must be 2-D: a list of rows (north first), e.g. "
+                        "[[1, 2, 1]] or a 2-D numpy array")
+    width = len(rows[0])
+    if width == 0 or any(len(r) != width for r in rows):
+        raise KalgError(f"a kernel array must be rectangular and non-empty; row lengths "
+                        f"{[len(r) for r in rows]}")
+    text = "[" + "; ".join(" ".join(_entry(v, floats_ok) for v in r) for r in rows) + "]"
+    if origin is not None:
+        return f"{text} @ ({int(origin[0])}, {int(origin[1])})"
+    if len(rows) % 2 == 0 or width % 2 == 0:
+        raise KalgError(f"a {len(rows)}x{width} array has no centre: give origin=(row, col), "
+                        "the 0-based cell of offset (0, 0)")
+    return text
+
+
+def _entry(value: Any, floats_ok: bool) -> str:
+    return "." if value is None else _number(value, floats_ok, "entry")
+
+
+def _number(value: Any, floats_ok: bool, what: str) -> str:
+    """An exact .kalg literal for `value`; floats only when an approximation will round them
+    (written as their shortest decimal: 1/9 → 0.1111111111111111, then rounded)."""
+    if isinstance(value, bool | np.bool_):
+        raise KalgError(f"a kernel {what} must be a number, not {value!r}")
+    if isinstance(value, Integral | np.integer):
+        return str(int(value))
+    if isinstance(value, Rational):
+        f = Fraction(value)
+        return str(f.numerator) if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
+    if isinstance(value, str):
+        try:
+            Fraction(value.strip())
+        except (ValueError, ZeroDivisionError):
+            raise KalgError(f"kernel {what} {value!r} is not an exact number (write e.g. '3', "
+                            "'-0.25' or '3/4')") from None
+        return value.strip().replace(" ", "")
+    if isinstance(value, Decimal):
+        return _decimal(value)
+    if isinstance(value, float | np.floating):
+        if not floats_ok:
+            raise KalgError(
+                f"kernel {what} {float(value)!r} is a float, which is not exact "
+                f"({float(value)!r} is stored as {Fraction(float(value))}): give exact numbers "
+                "(ints, fractions.Fraction, or strings such as '0.25' or '1/9') with divisor=..., "
+                "or approx=DEPTH to round it to a multiple of 2^-DEPTH")
+        if not math.isfinite(float(value)):
+            raise KalgError(f"kernel {what} {float(value)!r} is not finite")
+        return _decimal(Decimal(repr(float(value))))
+    raise KalgError(f"kernel {what} {value!r} is not a number")
+
+
+def _decimal(value: Decimal) -> str:
+    text = format(value, "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _approx_text(approx: Any) -> str:
+    """`approx` as the text after 'with approx': a depth, or a mapping with depth/max_error."""
+    if isinstance(approx, Integral) and not isinstance(approx, bool) and approx >= 0:
+        return f"depth {int(approx)}"
+    if isinstance(approx, Mapping) and set(approx) <= {"depth", "max_error"} and approx:
+        parts = []
+        if "depth" in approx:
+            parts.append(f"depth {int(approx['depth'])}")
+        if "max_error" in approx:
+            parts.append(f"max_error {_number(approx['max_error'], True, 'max_error')}")
+        return " ".join(parts)
+    raise KalgError(f"approx must be a depth (an integer >= 0) or "
+                    f"{{'depth': D, 'max_error': E}}, not {approx!r}")
+
+
+# ----------------------------------------------------------------------------- simulate
+def simulate(program: Any, kernel: Any, image: Any = None, *, name: str | None = None,
+             input: str | None = None, noise: Any = None, ops: str | None = None,
+             simulated_registers: bool = False, seed: int = 0) -> SimulationResult:
+    """Run a SCAMP-5 `program` on `image` and check that it computes `kernel`.
+
+    `program`: a `CompileResult`, a list of instructions, program text or a .scamp5 path.
+    `kernel`: what `compile` accepts as a source (a .kalg path or text, an array, a mapping),
+    or a `CompileResult` (its definition). `image`: a 2-D array (default: random 256x256 grey
+    levels from `seed`). `noise`: a `NoiseModel` for an extra, noisy run (`noisy` in the result).
+    Raises `ProgramMismatchError` when the program does not compute the kernel (exactly, or on
+    the image's interior), saying which register differs and where.
+    """
+    from kalg.scamp5.simulator import footprint
+    from kalg.scamp5.simulator import simulate as run
+
+    instructions = load_program(program, ops=ops, simulated_registers=simulated_registers)
+    targets, input_register = load_targets(kernel, name=name, input=input)
+    img = (np.random.default_rng(seed).integers(0, 256, size=(256, 256)).astype(np.float64)
+           if image is None else np.asarray(image, dtype=np.float64))
+    check_program(instructions, targets, img, input_register)
+    outputs = run(instructions, img, input_register)
+    reference = {r: k.apply(img) for r, k in targets.items()}
+    rows, cols = footprint(instructions).interior(img.shape)
+    worst = {r: float(np.max(np.abs(outputs[r][rows, cols] - reference[r][rows, cols])))
+             for r in sorted(targets)}
+    noisy = None
+    if noise is not None:
+        result = run(instructions, img, input_register, noise)
+        noisy = {r: result[r] for r in targets}
+    return SimulationResult({r: outputs[r] for r in sorted(targets)}, reference, worst,
+                            (rows, cols), input_register, noisy)
+
+
+def load_program(program: Any, *, ops: str | None = None,
+                 simulated_registers: bool = False) -> list[Instr]:
+    """Instructions from a CompileResult, a list of them, program text or a .scamp5 path."""
+    from kalg.scamp5.text import parse_program
+
+    if isinstance(program, CompileResult):
+        return list(program.program)
+    if isinstance(program, list) and all(isinstance(i, Instr) for i in program):
+        return program
+    registers = SIMULATED_REGISTERS if simulated_registers else REGISTERS
+    if isinstance(program, Path) or (isinstance(program, str) and "\n" not in program
+                                     and "(" not in program):
+        path = Path(program)
+        try:
+            text = path.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as err:
+            raise KalgError(f"cannot read {path}: "
+                            f"{getattr(err, 'strerror', None) or err}") from None
+        return parse_program(text, str(path), op_set=ops, registers=registers)
+    if isinstance(program, str):
+        return parse_program(program.removeprefix("\ufeff"), "<string>", op_set=ops,
+                             registers=registers)
+    raise KalgError(f"a program is a CompileResult, a list of instructions, program text or a "
+                    f".scamp5 path, not {type(program).__name__}")
+
+
+def load_targets(kernel: Any, *, name: str | None = None,
+                 input: str | None = None) -> tuple[dict[str, Kernel], str]:
+    """Output register → kernel, and the input register, of any kernel source."""
+    from kalg import frontend
+
+    if isinstance(kernel, CompileResult):
+        if kernel.definition is None:
+            raise KalgError("this CompileResult has no definition (it stopped before 'kernels')")
+        return dict(kernel.definition.outputs), input or kernel.input_register
+    text, path = _source_text(kernel)
+    module = frontend.load_text(text, path)
+    definition = module.definition(name)
+    if definition.semiring is not REAL:
+        raise KalgError(f"{definition.name} is a {definition.semiring.name} kernel; SCAMP-5's "
+                        "analogue registers compute real (+, ×) kernels only")
+    outputs = dict(definition.outputs)
+    if input and definition.kind == "kernel":
+        outputs = {input: outputs[module.target.input]}
+    return outputs, input or module.target.input
+
+
+def check_program(program: list[Instr], targets: Mapping[str, Kernel], image: np.ndarray,
+                  input_register: str) -> dict[str, float]:
+    """Check a program kalg did not make: exactly, then on `image`'s interior. Returns each
+    output's largest absolute error; raises `ProgramMismatchError` (exit 1) saying where the
+    program differs from the kernel."""
+    from kalg.scamp5.simulator import verify_numeric
+    from kalg.scamp5.symbolic import verify_exact
+
+    problems: dict[str, str] = {}
+    worst: dict[str, float] = {}
+    try:
+        verify_exact(program, targets, input_register)
+    except VerificationError as err:
+        problems["exact"] = err.message
+    try:
+        worst = verify_numeric(program, targets, image, input_register)
+    except VerificationError as err:
+        problems["numeric"] = err.message
+    if problems:
+        raise ProgramMismatchError(
+            "the program does not compute the kernel: " + "; ".join(problems.values()),
+            hint="check that --kernel names the definition the program was made for (and the "
+                 "input register); a program kalg prints is verified as it is made, so an "
+                 "unedited one fails here only with another kernel",
+            details=problems)
+    return worst
+

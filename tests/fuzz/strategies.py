@@ -1,0 +1,168 @@
+"""Hypothesis strategies for fuzzing kalg's two input languages (issue 14).
+
+* `kalg_sources()`: .kalg texts built from the grammar's constructs (target blocks, semiring and
+  approx defaults, kernels and filters over matrices, numbers, x/y, names, operators, powers and
+  functions), valid and nearly valid, with random layout;
+* `mutated_examples()`: bytes of a shipped example with random byte-level edits (deletions,
+  insertions, duplications, replacements);
+* `program_texts()`: SCAMP-5 program texts from the macros' spellings, with random registers,
+  directions and mistakes.
+
+`run_kalg(argv)` runs the command line in process and returns (exit code, stdout, stderr,
+seconds); an exception other than a clean exit is left to propagate (a traceback is a bug).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import time
+from pathlib import Path
+
+from hypothesis import strategies as st
+
+from kalg.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "examples").glob("*.kalg"))
+
+LOCATED = re.compile(r"^(?P<path>[^\n]+?):(?P<line>\d+):(?P<col>\d+): error: ", re.M)
+"""An error message that says where: FILE:LINE:COL: error: ..."""
+
+# ----------------------------------------------------------------------------- .kalg sources
+NAMES = ("k", "a", "b", "sobel", "x1", "box")
+REGISTERS = ("A", "B", "C", "F", "G", "a", "Z")
+
+
+def _number() -> st.SearchStrategy[str]:
+    ints = st.integers(-40, 40).map(str)
+    decimals = st.tuples(st.integers(0, 9), st.integers(0, 999)).map(lambda t: f"{t[0]}.{t[1]}")
+    fractions = st.tuples(st.integers(-9, 9), st.integers(0, 9)).map(lambda t: f"{t[0]}/{t[1]}")
+    return st.one_of(ints, ints, decimals, fractions, st.sampled_from(["inf", "-inf", "."]))
+
+
+def _matrix() -> st.SearchStrategy[str]:
+    cells = st.lists(_number(), min_size=0, max_size=5)
+    rows = st.lists(cells.map(" ".join), min_size=1, max_size=5)
+    sep = st.sampled_from(["; ", "\n", ";", " ; "])
+    origin = st.one_of(st.just(""), st.tuples(st.integers(-1, 5), st.integers(-1, 5)).map(
+        lambda t: f" @ ({t[0]}, {t[1]})"))
+    return st.tuples(rows, sep, origin).map(lambda t: "[" + t[1].join(t[0]) + "]" + t[2])
+
+
+def _expr() -> st.SearchStrategy[str]:
+    leaves = st.one_of(_matrix(), st.sampled_from(["x", "y", "1", "2", "3/4", "0.5", *NAMES]),
+                       st.tuples(st.integers(-3, 3), st.integers(-3, 3)).map(
+                           lambda t: f"shift({t[0]}, {t[1]})"))
+
+    def extend(inner):
+        binary = st.tuples(inner, st.sampled_from([" + ", " - ", " * ", "*", " / ", "+"]),
+                           inner).map("".join)
+        power = st.tuples(inner, st.integers(-3, 70)).map(lambda t: f"({t[0]})^{t[1]}")
+        call = st.tuples(st.sampled_from(["transpose", "flip", "mirror_x", "mirror_y", "shift",
+                                          "nosuch"]), inner).map(lambda t: f"{t[0]}({t[1]})")
+        shift3 = st.tuples(inner, st.integers(-4, 4), st.integers(-4, 4)).map(
+            lambda t: f"shift({t[0]}, {t[1]}, {t[2]})")
+        return st.one_of(binary, power, call, shift3, inner.map(lambda e: f"({e})"),
+                         inner.map(lambda e: f"-{e}"))
+
+    return st.recursive(leaves, extend, max_leaves=6)
+
+
+def _setting() -> st.SearchStrategy[str]:
+    semiring = st.sampled_from(["real", "minplus", "maxplus", "boolean", "tropical"]).map(
+        lambda s: f"semiring {s}")
+    approx = st.tuples(st.sampled_from(["depth", "max_error", "digits"]),
+                       st.sampled_from(["6", "0", "-2", "0.01", "1/100", "99"])).map(
+        lambda t: f"approx {t[0]} {t[1]}")
+    return st.one_of(semiring, approx)
+
+
+def _statement() -> st.SearchStrategy[str]:
+    name = st.sampled_from(NAMES)
+    withs = st.one_of(st.just(""), st.lists(_setting(), min_size=1, max_size=2).map(
+        lambda s: " with " + ", ".join(s)))
+    kernel = st.tuples(name, _expr(), withs).map(lambda t: f"kernel {t[0]} = {t[1]}{t[2]}")
+    outputs = st.lists(st.tuples(st.sampled_from(REGISTERS), _expr()).map(
+        lambda t: f"{t[0]}: {t[1]}"), min_size=1, max_size=3)
+    filt = st.tuples(name, outputs, withs).map(
+        lambda t: f"filter {t[0]} = [{', '.join(t[1])}]{t[2]}")
+    fields = st.lists(st.sampled_from(["registers: A..F", "registers: A..C", "registers: B..A",
+                                       "registers: A..Z", "input: A", "input: B", "input: Q",
+                                       "ops: all", "ops: basic", "ops: fancy", "colour: red"]),
+                      max_size=3)
+    target = st.tuples(st.sampled_from(["scamp5", "scamp5_wide", "gpu"]), fields).map(
+        lambda t: f"target {t[0]} {{ {', '.join(t[1])} }}")
+    return st.one_of(kernel, kernel, filt, target, _setting())
+
+
+def kalg_sources() -> st.SearchStrategy[str]:
+    """Grammar-aware .kalg texts: 1-4 statements, comments and blank lines between."""
+    gap = st.sampled_from(["\n", "\n\n", "  # note\n", "\n# comment\n", ";\n"])
+    return st.lists(st.tuples(_statement(), gap).map("".join), min_size=1, max_size=4).map(
+        "".join)
+
+
+# ----------------------------------------------------------------------------- byte mutations
+def _mutate(data: bytes, edits: list[tuple[int, int, int, bytes]]) -> bytes:
+    for kind, at, length, insert in edits:
+        at = at % (len(data) + 1)
+        if kind == 0:
+            data = data[:at] + data[at + length:]
+        elif kind == 1:
+            data = data[:at] + insert + data[at:]
+        elif kind == 2:
+            data = data[:at] + data[at:at + length] * 2 + data[at + length:]
+        else:
+            data = data[:at] + insert + data[at + len(insert):]
+    return data
+
+
+def mutated_examples() -> st.SearchStrategy[bytes]:
+    """An example file's bytes after 1-4 random edits (may be invalid UTF-8)."""
+    edit = st.tuples(st.integers(0, 3), st.integers(0, 4000), st.integers(1, 40),
+                     st.binary(min_size=1, max_size=6) | st.sampled_from(
+                         [b"(", b")", b"[", b"]", b";", b"^", b"-", b"9" * 30, b"\xff", b"\n",
+                          b"with", b"@ (0, 0)", b"kernel", b"\xef\xbb\xbf"]))
+    return st.tuples(st.sampled_from(EXAMPLES), st.lists(edit, min_size=1, max_size=4)).map(
+        lambda t: _mutate(t[0].read_bytes(), t[1]))
+
+
+# ----------------------------------------------------------------------------- program texts
+_DIRS = ("north", "south", "east", "west", "up", "")
+_REGS = ("A", "B", "C", "D", "E", "F", "G", "Z", "a", "")
+_MACROS = ("mov", "add", "sub", "neg", "div", "divq", "res", "movx", "mov2x", "addx", "add2x",
+           "subx", "sub2x", "add3", "foo")
+
+
+def program_texts() -> st.SearchStrategy[str]:
+    """SCAMP-5 program texts: random macros with random operands, mostly well formed."""
+    operand = st.one_of(st.sampled_from(_REGS), st.sampled_from(_DIRS))
+    instruction = st.tuples(st.sampled_from(_MACROS), st.lists(operand, min_size=0, max_size=5),
+                            st.sampled_from([";", ";", ";", "", ";;", "; // c"])).map(
+        lambda t: f"{t[0]}({', '.join(t[1])}){t[2]}")
+    body = st.lists(instruction, min_size=0, max_size=8).map("\n".join)
+    frame = st.sampled_from([("scamp5_kernel_begin();\n", "\nscamp5_kernel_end();\n"),
+                             ("", "\n"), ("scamp5_kernel_begin();\n", "\n")])
+    return st.tuples(frame, body).map(lambda t: t[0][0] + t[1] + t[0][1])
+
+
+# ----------------------------------------------------------------------------- running
+def run_kalg(argv: list[str]) -> tuple[int, str, str, float]:
+    """Run the command line in process, capturing stdout and stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    start = time.perf_counter()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue(), time.perf_counter() - start
+
+
+def check_outcome(code: int, err: str, path: Path, *, located: bool = True) -> None:
+    """Exit 0 or 1; on 1 (and with `located`) the first line says FILE:LINE:COL: error:."""
+    assert code in (0, 1), f"exit {code}: {err}"
+    assert "Traceback" not in err
+    if code == 1 and located:
+        first = err.splitlines()[0] if err else ""
+        match = LOCATED.match(first)
+        assert match and match["path"] == str(path), f"error without a location: {first!r}"

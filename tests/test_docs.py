@@ -1,0 +1,45 @@
+"""The documentation is executable: every ```kalg block of docs/language.md parses and
+evaluates, and the README's Python examples run (doctest)."""
+
+from __future__ import annotations
+
+import doctest
+import re
+from pathlib import Path
+
+import pytest
+
+from kalg.frontend import load_text
+
+ROOT = Path(__file__).resolve().parents[1]
+LANGUAGE = ROOT / "docs" / "language.md"
+BLOCKS = re.findall(r"```kalg\n(.*?)```", LANGUAGE.read_text(encoding="utf-8"), re.S)
+
+
+def test_language_reference_has_an_example_per_construct():
+    text = "\n".join(BLOCKS)
+    for construct in ("#", "kernel ", "filter ", "target scamp5 ", "target scamp5_wide",
+                      "semiring minplus", "semiring maxplus", "semiring boolean", "with semiring",
+                      "approx depth", "max_error", "@ (", ".", "-inf", "shift(", "transpose(",
+                      "flip(", "mirror_x(", "mirror_y(", "^-1", "/ 9", "; ", "x", "y"):
+        assert construct in text, construct
+
+
+@pytest.mark.parametrize("block", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
+def test_language_reference_example_checks(block):
+    module = load_text(block, "docs/language.md")
+    assert module.definitions
+
+
+def test_readme_python_examples_run(monkeypatch):
+    """The README's `>>>` examples, run as doctests (kalg.compile and kalg.simulate) from the
+    repository root, as a reader of the README would."""
+    monkeypatch.chdir(ROOT)
+    parser = doctest.DocTestParser()
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = re.sub(r"^```.*$", "", text, flags=re.M)  # a fence ends an example's output
+    test = parser.get_doctest(text, {}, "README.md", str(ROOT / "README.md"), 0)
+    assert len(test.examples) >= 5
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    assert runner.failures == 0, f"{runner.failures} README example(s) failed (see above)"
