@@ -164,3 +164,39 @@ def test_simulated_registers_compile_for_the_wide_target(capsys, tmp_path):
     data = json.loads((tmp_path / "bench.json").read_text(encoding="utf-8"))
     assert data["target"] == "scamp5_wide" and data["registers"] == "A B C D E F G H"
     assert data["rows"][0]["registers_budget"] == 8
+
+
+def test_generality_suite_runs_a_couple_of_kernels_with_its_columns(capsys):
+    code, out, err = run(capsys, "bench", "--suite", "generality", "roberts_a", "motion_diag",
+                         "--ops", "all")
+    assert code == 0, err
+    header = next(line for line in out.splitlines() if line.startswith("| kernel"))
+    for column in ("proven optimum", "best found", "horner", "kalg/best"):
+        assert column in header
+    rows = table_rows(out)
+    assert [r[:2] for r in rows] == [["roberts_a", "all"], ["motion_diag", "all"]]
+    for _kernel, _ops, kalg, _opt, best, horner, *_ in rows:
+        assert int(kalg) > 0 and int(horner) > 0
+        assert best == "" or int(best) > 0
+    assert "op set all: 2 kernels" in out
+
+
+def test_generality_suite_has_40_kernels_none_of_them_in_the_benchmark():
+    from kalg.frontend import load_file
+
+    general = load_suite(bench_suite_path("generality"))
+    bench = load_suite(bench_suite_path())
+    assert len(general) >= 40
+    assert not {e.name for e in general} & {e.name for e in bench}
+
+    def kernels(entries):
+        return {tuple(sorted(k.trimmed().taps.items()))
+                for e in entries for k in load_file(e.path).definition(None).outputs.values()}
+
+    assert not kernels(general) & kernels(bench)
+
+
+def test_unknown_suite_name_is_a_clear_error(capsys):
+    code, out, err = run(capsys, "bench", "--suite", "nosuchsuite")
+    assert code == 1 and out == ""
+    assert "no suite named 'nosuchsuite'" in err and "generality" in err

@@ -98,7 +98,8 @@ def compile(source: Any, *, name: str | None = None, target: str | None = None,
             time_limit: float = 10.0, node_limit: int = 30_000, timeout: float | None = None,
             divisor: Any = None, approx: Any = None, origin: tuple[int, int] | None = None,
             progress: Callable[[str], None] | None = None,
-            warn: Callable[[str], None] | None = None, **runtime: Any) -> CompileResult:
+            warn: Callable[[str], None] | None = None, exhaustive: bool = False,
+            exhaustive_nodes: int | None = None, **runtime: Any) -> CompileResult:
     """Compile `source` into a verified program.
 
     `source` is a .kalg file (a `Path`, or a string ending in ".kalg"), .kalg text, a 2-D array
@@ -106,7 +107,8 @@ def compile(source: Any, *, name: str | None = None, target: str | None = None,
     "-3/4"; floats only with `approx`), or a mapping of output registers to such arrays (a
     multi-output filter). For arrays: `divisor` divides every entry exactly; `approx` (a depth,
     or {"depth": D, "max_error": E}) rounds to multiples of 2^-depth; `origin` (row, col) is the
-    cell of offset (0, 0) for even sizes. The other options are `kalg optimize`'s. `target`
+    cell of offset (0, 0) for even sizes. The other options are `kalg optimize`'s
+    (`exhaustive`, `exhaustive_nodes`: its --exhaustive and --exhaustive-nodes). `target`
     "cpu" (or any non-SCAMP-5 target) goes to that target's runtime; `runtime` options
     (e.g. `border=`) are passed to it.
     """
@@ -125,7 +127,8 @@ def compile(source: Any, *, name: str | None = None, target: str | None = None,
     settings = Settings(name=name, target=target, ops=ops,
                         registers=tuple(registers) if registers else None, input=input,
                         emit=Stage(emit), time_limit=time_limit, node_limit=node_limit,
-                        timeout=timeout, progress=progress, warn=warn)
+                        timeout=timeout, progress=progress, warn=warn, exhaustive=exhaustive,
+                        **({"exhaustive_nodes": exhaustive_nodes} if exhaustive_nodes else {}))
     r = compile_text(text, path, settings)
     return CompileResult(r.text, r.stage.value, r.program, r.stats, r.verified, r.decomposition,
                          r.definition, r.warnings, r.input_register, target or "scamp5")

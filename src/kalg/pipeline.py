@@ -18,6 +18,9 @@ import numpy as np
 
 from kalg import codegen, frontend
 from kalg.clock import Clock
+from kalg.codegen import exhaustive as exact
+from kalg.codegen.chain import chain_widths
+from kalg.codegen.separable import separable_candidate
 from kalg.decomp import Decomposition
 from kalg.diagnostics import (
     KalgError,
@@ -53,6 +56,9 @@ class Settings:
     emit: Stage = Stage.PROGRAM
     time_limit: float = 10.0
     node_limit: int = 30_000
+    exhaustive: bool = False
+    """Also run the exact search (`codegen.exhaustive`) for a shorter program, or a proof."""
+    exhaustive_nodes: int = exact.NODES
     progress: Callable[[str], None] | None = None
     input: str | None = None
     """The register the image starts in (and a kernel's result ends in); None: the file's."""
@@ -118,39 +124,30 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
                       from_options=bool(settings.registers or settings.input))
     warnings = _early_warnings(definition, settings.warn)
     clock.lap("front end")
-    if settings.progress:
-        settings.progress("e-graph: saturating the algebra, extracting decompositions")
-    # Search the algebra: seeded e-graph, bounded saturation, DAG-cost extraction.
-    optimized = optimize(definition.outputs, _options(ops, settings, deadline))
-    clock.lap("optimize")
-    stats = _search_stats(optimized)
-    if settings.emit is Stage.EGRAPH:
-        return Result(Stage.EGRAPH, _format_stats(stats), stats, definition=definition,
-                      warnings=warnings)
-    if settings.emit is Stage.DECOMPOSITION:
-        return Result(Stage.DECOMPOSITION, str(optimized.decomposition) + "\n", stats,
-                      definition=definition, decomposition=optimized.decomposition,
-                      warnings=warnings)
-    # Generate code for every candidate decomposition; the shortest verified program wins.
-    candidates = {"e-graph": optimized.decomposition,
-                  "e-graph variants": optimized.applied,
-                  "horner": direct_decomposition(definition.outputs)}
-    if (chain := codegen.factor_chain(definition.outputs)) is not None:
-        candidates["factor chain"] = chain
+    searched = _candidates(definition, settings, ops, deadline, clock, warnings)
+    if isinstance(searched, Result):
+        return searched  # --emit egraph or decomposition
+    stats, candidates, provenance, large = searched
     program, winner, stop = _best_program(candidates, registers, input_register, ops, deadline,
-                                          settings.progress)
+                                          settings.progress, large=large)
     if stop:
         warnings.append(stop)
         if settings.warn:
             settings.warn(stop)
+    clock.lap("codegen")
+    program, winner, proof = _prove(settings, definition.outputs, program, winner, registers,
+                                    input_register, ops, deadline)
+    if proof is not None:
+        stats["exhaustive search"] = proof
+        clock.lap("exhaustive search")
     stats["candidate"] = winner
     stats["stop reason"] = stop or "searched every candidate"
-    stats["provenance"] = {"e-graph": optimized.provenance,
-                           "e-graph variants": optimized.applied_provenance,
+    stats["provenance"] = {**provenance,
                            "horner": ["digit planes (Horner), no e-graph"],
+                           "separable": ["row then column, each by Horner, no e-graph"],
                            "factor chain": ["integer factors applied in turn, no e-graph"],
+                           "exhaustive search": ["exact search over all programs, no e-graph"],
                            }.get(winner, [winner])
-    clock.lap("codegen")
     # Check once more, numerically, against the reference correlation (scipy-equivalent).
     image = np.random.default_rng(0).uniform(-1, 1, verify_shape(definition.outputs))
     verify_numeric(program, definition.outputs, image, input_register)
@@ -160,9 +157,46 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
     if target_name == WIDE:
         stats["target"] = _WIDE_NOTE
     header = _header(definition, path, ops, registers, input_register, target_name)
+    if proof is not None:
+        header.append(f"length: {proof}")
     return Result(Stage.PROGRAM, format_program(program, header=header), stats, program,
-                  definition=definition, decomposition=candidates[winner], verified=True,
+                  definition=definition, decomposition=candidates.get(winner), verified=True,
                   warnings=warnings, input_register=input_register)
+
+
+def _candidates(definition: frontend.Definition, settings: Settings, ops: str,
+                deadline: _Deadline, clock: Clock, warnings: list[str]):
+    """The candidate decompositions with the search's statistics and provenance, and whether
+    the kernel took the large path; or the `Result` of --emit egraph / decomposition."""
+    large = _large_candidates(definition.outputs) if settings.emit is Stage.PROGRAM else None
+    if large:
+        # Large separable or factorable kernels: the direct candidates only (see LARGE_TAPS).
+        stats: dict[str, object] = {"algebra e-graph": _LARGE_NOTE}
+        provenance: dict[str, list[str]] = {}
+        candidates = large
+    else:
+        if settings.progress:
+            settings.progress("e-graph: saturating the algebra, extracting decompositions")
+        # Search the algebra: seeded e-graph, bounded saturation, DAG-cost extraction.
+        optimized = optimize(definition.outputs, _options(ops, settings, deadline))
+        clock.lap("optimize")
+        stats = _search_stats(optimized)
+        if settings.emit is Stage.EGRAPH:
+            return Result(Stage.EGRAPH, _format_stats(stats), stats, definition=definition,
+                          warnings=warnings)
+        if settings.emit is Stage.DECOMPOSITION:
+            return Result(Stage.DECOMPOSITION, str(optimized.decomposition) + "\n", stats,
+                          definition=definition, decomposition=optimized.decomposition,
+                          warnings=warnings)
+        # Generate code for every candidate decomposition; the shortest verified program wins.
+        candidates = {"e-graph": optimized.decomposition,
+                      "e-graph variants": optimized.applied,
+                      "horner": direct_decomposition(definition.outputs)}
+        if (chain := codegen.factor_chain(definition.outputs)) is not None:
+            candidates["factor chain"] = chain
+        provenance = {"e-graph": optimized.provenance,
+                      "e-graph variants": optimized.applied_provenance}
+    return stats, candidates, provenance, bool(large)
 
 
 def verify_shape(outputs: dict[str, Kernel]) -> tuple[int, int]:
@@ -323,14 +357,64 @@ sometimes shorter than the wider search's (never worse overall: the shortest pro
 The outputs-in-sequence program is left to `REFINE`, which already compares it."""
 
 
+LARGE_TAPS = 49
+"""Kernels with more taps than this (beyond 7x7, the benchmark's largest) that are separable
+or factor into integer factors get only the direct candidates (the factor chain, row-then-column
+by Horner, Horner over the whole kernel), and no e-graph: on a 31x31 box the e-graph's flat
+literals took 34 s to extract and 48 s to lower, for 520 instructions where row-then-column
+gives 43 in a few seconds; the 9x9 Gaussian took 20 s for the factor chain's 36 instructions,
+now found in under 2 s of CPU time."""
+
+_LARGE_NOTE = (f"not run (more than {LARGE_TAPS} taps and separable or factorable: direct "
+               "candidates only)")
+
+
+LARGE_VALUES = 200
+"""In the large path, candidates with more live values than this are left out (Horner over a
+whole 9x9 Gaussian, 285 values: 14 s of screening for 287 instructions)."""
+
+CHAIN_WIDTH = 3
+
+LARGE_REFINE_VALUES = 200
+"""In the large path, candidates with at most this many live values are refined with `REFINE`,
+except row-then-column: refining its long flat sums took minutes and, the beam search not being
+monotone in its budget, gave longer programs (21x21 box: 28 screened, 315 refined). Refining
+gives the 9x9 box's Horner 12 (15 screened) and the 15x15 Gaussian's chain 62 (64)."""
+
+
+def _large_candidates(outputs: dict) -> dict[str, Decomposition] | None:
+    """The direct candidates of a large kernel (`LARGE_TAPS`), or None for the full search.
+    When the kernel is separable, the factor chain is offered only if its factors are small
+    sums (at most `CHAIN_WIDTH` taps, as the binomial Gaussian's 1 + x): a chain of long factors
+    (a box's cyclotomic factors) groups the same row sums differently and took 12 s to screen
+    on a 21x21 box for 48 instructions, where row-then-column took 4 s for 28."""
+    if max(len(k.trimmed()) for k in outputs.values()) <= LARGE_TAPS:
+        return None
+    found = {}
+    split = separable_candidate(outputs)
+    chain = codegen.factor_chain(outputs)
+    widths = [w for k in outputs.values() for w in chain_widths(k)]
+    if chain is not None and (split is None or max(widths) <= CHAIN_WIDTH):
+        found["factor chain"] = chain
+    if split is not None:
+        found["separable"] = split
+    if not found:
+        return None
+    horner = direct_decomposition(outputs)
+    if len(horner.live()) <= LARGE_VALUES:
+        found["horner"] = horner
+    return found
+
+
 def _best_program(candidates: dict[str, Decomposition], registers: tuple[str, ...],
                   input_register: str, ops: str, deadline: _Deadline | None = None,
-                  progress: Callable[[str], None] | None = None,
+                  progress: Callable[[str], None] | None = None, large: bool = False,
                   ) -> tuple[list[Instr], str, str | None]:
     """The shortest program (then fewest bus steps) over all candidates and searches, the
     name of the candidate it came from, and why the search stopped early (None: it did not).
     Ties keep the earlier candidate (deterministic). Past the deadline no further search
-    starts, and a running one stops with what it has; without any program that is an error."""
+    starts, and a running one stops with what it has; without any program that is an error.
+    `large`: refine as `LARGE_REFINE_VALUES` says, no narrow refine."""
     deadline = deadline or _Deadline(None)
     found: list[tuple[tuple[int, int, int], str, list[Instr]]] = []
     pressure: RegisterPressureError | None = None
@@ -359,7 +443,8 @@ def _best_program(candidates: dict[str, Decomposition], registers: tuple[str, ..
             progress(f"code generation: search {number} of {len(jobs)} ({name})")
         attempt(name, order, limits)
         if number == screening and found:  # screening done: refine the most promising
-            jobs += _refines(sorted(found))
+            jobs += (_large_refines(sorted(found), usable) if large
+                     else _refines(sorted(found)))
     stop = None
     if deadline.passed():
         stop = (f"--timeout {deadline.seconds:g} s expired during code generation: this is the "
@@ -375,6 +460,12 @@ def _best_program(candidates: dict[str, Decomposition], registers: tuple[str, ..
     return best, winner, stop
 
 
+def _large_refines(screened: list, usable: dict) -> list[tuple[str, int, codegen.Limits]]:
+    """The refines of the large path: see `LARGE_REFINE_VALUES`."""
+    return [(name, order, REFINE) for (_, _, order), name, _ in screened
+            if name != "separable" and len(usable[name].live()) <= LARGE_REFINE_VALUES]
+
+
 def _refines(screened: list) -> list[tuple[str, int, codegen.Limits]]:
     """The searches after screening: `REFINED` candidates within `REFINE_MARGIN` of the best
     with `REFINE`, and the best once more with `REFINE_NARROW`."""
@@ -382,6 +473,53 @@ def _refines(screened: list) -> list[tuple[str, int, codegen.Limits]]:
             if length <= screened[0][0][0] + REFINE_MARGIN]
     (_, _, order), name, _ = screened[0]
     return [*jobs, (name, order, REFINE_NARROW)]
+
+
+EXACT_UP_TO = 4
+"""Without --exhaustive, kalg still runs the exact search when its program has at most this
+many instructions (one output, at most six registers): every shorter length is then searched
+in about 1300 nodes, well under a second, so such programs are proven shortest or replaced."""
+
+EXACT_NODES = 20_000
+"""Node budget of that default search (deterministic; depth 3 takes about 1300)."""
+
+
+def _prove(settings: Settings, outputs: dict, program: list[Instr], winner: str,
+           registers: tuple[str, ...], inp: str, ops: str,
+           deadline: _Deadline) -> tuple[list[Instr], str, str | None]:
+    """The exact search when asked for (--exhaustive) or cheap (`EXACT_UP_TO`); proof None
+    when it did not run."""
+    if not (settings.exhaustive or _cheap_to_prove(program, outputs, registers)):
+        return program, winner, None
+    nodes = settings.exhaustive_nodes if settings.exhaustive else EXACT_NODES
+    seconds = None if deadline.end is None else max(deadline.left(), 0.1)
+    return _exhaustive(outputs, program, winner, registers, inp, ops, nodes, seconds)
+
+
+def _cheap_to_prove(program: list[Instr], outputs: dict, registers: tuple[str, ...]) -> bool:
+    return len(program) <= EXACT_UP_TO and len(outputs) == 1 and len(registers) <= 6
+
+
+def _exhaustive(outputs: dict, program: list[Instr], winner: str, registers: tuple[str, ...],
+                inp: str, ops: str, nodes: int,
+                seconds: float | None = None) -> tuple[list[Instr], str, str]:
+    """The exact search for a program shorter than `program`: the shorter program if one was
+    found, and in words what was proven about the length (for the program header)."""
+    where = f"op set {ops}, {len(registers)} registers"
+    if len(outputs) != 1:
+        return program, winner, "not proven (the exhaustive search takes one output only)"
+    ((out, kernel),) = outputs.items()
+    outcome = exact.shortest_program(kernel, registers=registers, input_register=inp,
+                                          output=out, op_set=ops, max_length=len(program) - 1,
+                                          nodes=nodes, seconds=seconds)
+    if outcome.program is not None:
+        return outcome.program, "exhaustive search", outcome.describe(ops, len(registers))
+    if outcome.stopped is None:
+        return program, winner, (f"proven shortest ({where}; exhaustive search, "
+                                 f"{outcome.nodes} nodes, found no shorter program)")
+    return program, winner, (f"not proven: no program shorter than {outcome.lower} "
+                             f"instructions exists ({where}); search bound reached "
+                             f"({outcome.stopped}, {outcome.nodes} nodes)")
 
 
 def _search_stats(o: Optimized) -> dict[str, object]:

@@ -24,10 +24,11 @@ def rules_dir() -> Path:
     return data_dir("rules")
 
 
-def bench_suite_path() -> Path:
-    """The default `kalg bench` suite, bench/suite.json. Its kernels are ../examples/*.kalg,
-    which resolves both in a development checkout and in a wheel (kalg/_data/{bench,examples})."""
-    return data_dir("bench") / "suite.json"
+def bench_suite_path(name: str = "suite") -> Path:
+    """A `kalg bench` suite shipped with kalg, bench/NAME.json (default: suite.json, the
+    benchmark; "generality": kernels outside it). Its kernels are ../examples/..., which
+    resolves both in a development checkout and in a wheel (kalg/_data/{bench,examples})."""
+    return data_dir("bench") / f"{name}.json"
 
 
 def examples_dir() -> Path:

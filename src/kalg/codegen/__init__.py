@@ -172,6 +172,12 @@ def _pressure_error(decomp: Decomposition, registers: Sequence[str],
 def _verify(program: list[Instr], decomp: Decomposition, input_register: str, op_set: str,
             registers: Sequence[str]) -> None:
     """Every instruction legal, in the op set and on allowed registers; outputs exact."""
+    _verify_program(program, decomp.output_kernels(), input_register, op_set, registers)
+
+
+def _verify_program(program: list[Instr], targets: dict, input_register: str, op_set: str,
+                    registers: Sequence[str]) -> None:
+    """`_verify` for any program and target kernels (register -> Kernel)."""
     text = "\n".join(str(i) for i in program)
     for instr in program:
         problem = (instr.violation() or op_set_violation(instr, op_set)
@@ -179,7 +185,7 @@ def _verify(program: list[Instr], decomp: Decomposition, input_register: str, op
         if problem:
             raise VerificationError(f"{instr}: {problem}", program_text=text)
     _check_defined(program, input_register, text)
-    verify_exact(program, decomp.output_kernels(), input_register)
+    verify_exact(program, targets, input_register)
 
 
 def _check_defined(program: list[Instr], input_register: str, text: str) -> None:

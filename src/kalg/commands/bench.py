@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from kalg import __version__
+from kalg.commands import generality
 from kalg.diagnostics import KalgError, UsageError, VerificationError
 from kalg.resources import bench_suite_path
 from kalg.stages import REGISTERS, WIDE
@@ -90,6 +91,8 @@ class Row:
     candidate: str | None = None
     provenance: list[str] | None = None
     stage_seconds: dict[str, float] | None = None
+    horner: int | None = None
+    """Instructions of the Horner baseline (digit planes, no e-graph), when the suite asks."""
     error: str | None = None
     exit_code: int = 0
 
@@ -115,8 +118,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("kernels", nargs="*", metavar="KERNEL",
                    help="names of the suite's kernels to run (default: all of them)")
-    p.add_argument("--suite", metavar="FILE", type=Path, default=None,
-                   help="the suite file (default: kalg's bench/suite.json)")
+    p.add_argument("--suite", metavar="FILE|NAME", default=None,
+                   help="the suite file, or the name of a suite kalg ships: 'suite' (the "
+                        "default, bench/suite.json) or 'generality' (bench/generality.json: "
+                        "kernels outside the benchmark, with the proven optimum where known, "
+                        "the best count any kalg configuration found, and the Horner baseline)")
     p.add_argument("--ops", choices=sorted(OP_SETS), default="both",
                    help="SCAMP-5 op set to compile for; 'both' compiles every kernel twice "
                         "(default: both)")
@@ -147,6 +153,30 @@ def register_count(text: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(
             f"expected a number of registers from 1 to {len(letters)}, got {text!r}")
     return tuple(letters[: int(text)])
+
+
+def suite_path(text: str | None) -> Path:
+    """The suite file: `text` as a path when that file exists or it is not a bare name, else
+    the shipped suite of that name (bench/NAME.json); the default suite for None. KalgError
+    for a bare name kalg does not ship."""
+    if text is None:
+        return bench_suite_path()
+    if Path(text).is_file() or not re.fullmatch(r"[a-z][a-z0-9_]*", text):
+        return Path(text)  # a file name: load_suite says what is wrong with it
+    if bench_suite_path(text).is_file():
+        return bench_suite_path(text)
+    raise KalgError(f"no suite named '{text}': kalg ships 'suite' and 'generality' (or give "
+                    "a .json file)")
+
+
+def suite_columns(path: Path) -> list[str]:
+    """The suite's extra columns ("optimum", "best", "horner"); [] for the benchmark's."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    columns = data.get("columns", []) if isinstance(data, dict) else []
+    return [c for c in columns if c in ("optimum", "best", "horner")]
 
 
 def load_suite(path: Path) -> list[Entry]:
@@ -190,7 +220,7 @@ def select(entries: Sequence[Entry], names: Sequence[str]) -> list[Entry]:
 def run_suite(entries: Sequence[Entry], op_sets: Sequence[str],
               registers: tuple[str, ...] | None = None,
               progress: Callable[[str], None] | None = None,
-              target: str | None = None) -> list[Row]:
+              target: str | None = None, horner: bool = False) -> list[Row]:
     """Compile every entry with every op set (entry by entry) into one Row each. `registers`
     None means each file's target block; `target` "scamp5_wide" the simulated wider register
     file. Never raises for a kernel that fails: its row carries the error. `progress` receives
@@ -202,6 +232,8 @@ def run_suite(entries: Sequence[Entry], op_sets: Sequence[str],
         if progress:
             progress(f"{tag} ...")
         row = compile_row(entry, ops, registers, target)
+        if horner and row.error is None:
+            row.horner = generality.horner_count(entry.path, ops, registers)
         rows.append(row)
         if progress:
             done = f"error: {row.error}" if row.error else f"{row.instructions} instructions"
@@ -338,13 +370,19 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--registers {len(args.registers)}: SCAMP-5 has {len(REGISTERS)} "
                          "analogue registers; add --simulated-registers to compile for a "
                          "hypothetical wider register file (simulation only)")
-    suite = args.suite or bench_suite_path()
+    suite = suite_path(args.suite)
     entries = select(load_suite(suite), args.kernels)
+    columns = suite_columns(suite)
     rows = run_suite(entries, OP_SETS[args.ops], args.registers,
                      progress=lambda line: print(line, file=sys.stderr, flush=True),
-                     target=target)
+                     target=target, horner="horner" in columns)
     totals = summarise(rows)
-    markdown = format_markdown(rows, totals)
+    if columns:
+        totals = {ops: t | generality.totals([r for r in rows if r.ops == ops])
+                  for ops, t in totals.items()}
+        markdown = generality.format_markdown(rows, totals)
+    else:
+        markdown = format_markdown(rows, totals)
     if target is not None:
         markdown = SIMULATED_NOTE + markdown
     data = to_json(rows, totals, suite, args.registers, target)

@@ -72,6 +72,14 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--timeout", metavar="S", type=_positive_float, default=None,
                    help="bound the whole compile to S seconds, code generation included; the "
                         "best verified program found by then is printed (default: no bound)")
+    p.add_argument("--exhaustive", action="store_true",
+                   help="also search every program shorter than the one found (iterative "
+                        "deepening, one output only): a shorter program if one exists, and the "
+                        "program header says 'proven shortest' only when that is proven")
+    p.add_argument("--exhaustive-nodes", metavar="N", type=_positive_int, default=None,
+                   help="node budget of the exhaustive search (deterministic; default: "
+                        "200000, seconds to a minute; a 3x3 kernel's programs of four "
+                        "instructions take about 500000 to rule out)")
     p.add_argument("--stats", action="store_true",
                    help="print statistics (instructions, bus steps, e-graph size, times) to stderr")
     p.add_argument("--json", action="store_true",
@@ -133,7 +141,8 @@ def run(args: argparse.Namespace) -> int:
                 registers=args.registers, input=args.input,
                 emit=args.emit or Stage.PROGRAM.value, time_limit=args.time_limit,
                 node_limit=args.node_limit, timeout=args.timeout, progress=progress,
-                warn=None if args.json else warner())
+                warn=None if args.json else warner(), exhaustive=args.exhaustive,
+                exhaustive_nodes=args.exhaustive_nodes)
     finally:
         done()
     text = result.text

@@ -245,7 +245,9 @@ def direct_decomposition(outputs: dict[str, Kernel]) -> Decomposition:
     return b.build(results)
 
 
-def _horner(b: DagBuilder, k: Kernel) -> int:
+def _horner(b: DagBuilder, k: Kernel, source: int | None = None) -> int:
+    """Value of k applied by Horner's rule to `source` (default: the input)."""
+    source = b.input if source is None else source
     planes: dict[int, list[tuple[int, int, int]]] = {}
     for sign, e, x, y in analyses.tap_digits(k):
         planes.setdefault(e, []).append((sign, x, y))
@@ -254,7 +256,7 @@ def _horner(b: DagBuilder, k: Kernel) -> int:
         if acc is not None:
             acc = b.half(acc)
         for sign, x, y in planes.get(e, []):
-            term = b.shift(b.input, x, y)
+            term = b.shift(source, x, y)
             if acc is None:
                 acc = term if sign > 0 else b.neg(term)
             else:
@@ -265,6 +267,9 @@ def _horner(b: DagBuilder, k: Kernel) -> int:
     for _ in range(-max(planes)):
         acc = b.half(acc)
     return acc
+
+
+horner = _horner
 
 
 def _lower_node(b: DagBuilder, node: extract.ENode, kids: list[int], graph, choice) -> int:

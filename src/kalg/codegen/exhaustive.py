@@ -1,0 +1,582 @@
+"""Exact search for the shortest SCAMP-5 program of one small kernel (`kalg optimize --exhaustive`).
+
+`shortest_program(kernel, ...)` runs an iterative-deepening search (IDA*) over every program of
+the op set's macros on the register budget, input in one register, the kernel wanted in another.
+Register contents are exact kernels (integer numerators over a power of two), so a program is
+found exactly when it computes the kernel. What makes it exhaustive yet feasible for short
+programs:
+
+* **Admissible lower bounds** on the instructions still needed (the search prunes a state only
+  when a bound exceeds the depth left): the target is not yet in a goal register (1); halvings
+  still needed (each instruction halves at most once); distance of the farthest target tap from
+  every tap held now (an instruction moves a value at most two steps, |dx| + |dy| <= 2); taps
+  still to gather (an instruction's result has at most three times the taps of its operands);
+  unused results (below).
+* **Every instruction used.** In a shortest program every instruction's result is read later,
+  except the last one's, which is the kernel (else deleting it gives a shorter program, and
+  iterative deepening has already searched every shorter length). A state where an instruction's
+  results were all overwritten unread is pruned, and with U instructions still unread at least
+  ceil((U - 1) / 2) more are needed (an instruction reads at most three registers).
+* **No zero values.** An instruction that writes the zero kernel is never needed: every reader of
+  a zero can be replaced by an instruction of the same length that does not read it.
+* **Symmetry.** Registers other than the input's are interchangeable (renaming them maps programs
+  to programs; the result is renamed into the output register at the end), so a transposition
+  table keys states by the input register's value and the sorted multiset of the others (with
+  which of them are still unread, and by which instruction); undefined registers are written
+  in one fixed order. Instructions with the same effect (add(y, a, b) and add(y, b, a), ...) are
+  tried once.
+* **The last instruction by inversion.** With one instruction left, the search does not try
+  every macro: for each macro shape it solves for the operand that would make the kernel (for
+  example v = T - u for an add reading u) and looks it up among the registers.
+
+The search is bounded by a node count (deterministic) and a cap on stored kernels (memory); a
+wall-time limit is an optional safety net. `Outcome` states what was proven: the shortest length
+(when every shorter depth was searched to the end), or only that no program shorter than some
+length exists. A program it returns has been executed exactly and numerically by kalg's verifiers.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from fractions import Fraction
+from itertools import product
+from operator import itemgetter
+
+import numpy as np
+
+from kalg.codegen import _verify_program
+from kalg.kernel import Kernel
+from kalg.scamp5.isa import NEWS, OP_SETS, Dir, Instr
+
+# ------------------------------------------------------------------ exact values
+
+Taps = tuple[tuple[int, int, int], ...]
+"""((x, y, numerator), ...) sorted by offset: the kernel sum numerator / 2^e at (x, y)."""
+
+
+class _Pool:
+    """Interned exact kernels: id -> (e, taps) meaning taps / 2^e, reduced (e = 0 or an odd
+    numerator). Linear combinations are cached; both tables are capped (`capacity`)."""
+
+    def __init__(self, capacity: int) -> None:
+        self.values: list[tuple[int, Taps]] = []
+        self.prints: list[int] = []
+        self.ids: dict[tuple[int, Taps], int] = {}
+        self.cache: dict[tuple, int] = {}
+        self.capacity = capacity
+        self.zero = self.intern(0, ())
+
+    def intern(self, e: int, taps: Taps) -> int:
+        while e > 0 and taps and all(n % 2 == 0 for _, _, n in taps):
+            taps, e = tuple((x, y, n // 2) for x, y, n in taps), e - 1
+        if not taps:
+            e = 0
+        key = (e, taps)
+        found = self.ids.get(key)
+        if found is None:
+            if len(self.values) >= self.capacity:
+                raise _Exhausted("memory")
+            found = self.ids[key] = len(self.values)
+            self.values.append(key)
+            self.prints.append(fingerprint(e, taps))
+        return found
+
+    def lin(self, terms: tuple[tuple[int, int, int, int, int], ...]) -> int:
+        """The id of sum p / 2^q * shift(value id, dx, dy) over the terms (p, q, id, dx, dy)."""
+        found = self.cache.get(terms)
+        if found is not None:
+            return found
+        top = max(self.values[i][0] + q for _, q, i, _, _ in terms)
+        acc: dict[tuple[int, int], int] = {}
+        for p, q, i, dx, dy in terms:
+            e, taps = self.values[i]
+            scale = p << (top - e - q)
+            for x, y, n in taps:
+                off = (x + dx, y + dy)
+                acc[off] = acc.get(off, 0) + scale * n
+        result = self.intern(top, tuple(sorted((x, y, n) for (x, y), n in acc.items() if n)))
+        if len(self.cache) >= self.capacity:
+            self.cache.clear()  # a pure cache: clearing it changes speed, never results
+        self.cache[terms] = result
+        return result
+
+    def kernel(self, i: int) -> Kernel:
+        e, taps = self.values[i]
+        return Kernel.of({(x, y): Fraction(n, 1 << e) for x, y, n in taps})
+
+
+PRIME = (1 << 61) - 1
+_X, _Y = 1_000_003_457, 2_718_281_829
+_HALF = pow(2, -1, PRIME)
+
+
+def fingerprint(e: int, taps: Taps) -> int:
+    """The kernel's polynomial evaluated at (X, Y) modulo a prime: shifts multiply it by
+    X^dx Y^dy, sums add, halving multiplies by 1/2, so the value a macro would need can be
+    looked up in O(1). Equal kernels have equal prints; a match is confirmed exactly."""
+    return sum(n * pow(_X, x, PRIME) * pow(_Y, y, PRIME) for x, y, n in taps) \
+        * pow(_HALF, e, PRIME) % PRIME
+
+
+def _monomial(p: int, q: int, dx: int, dy: int) -> int:
+    """The print of p / 2^q at (dx, dy)."""
+    return p * pow(_HALF, q, PRIME) * pow(_X, dx, PRIME) * pow(_Y, dy, PRIME) % PRIME
+
+
+class _Exhausted(Exception):
+    """A search bound (nodes, memory or time) was reached."""
+
+
+# ------------------------------------------------------------------ instructions as data
+
+Term = tuple[int, int, str, int, int]
+"""p, q, source register, dx, dy: p / 2^q times the source read at p + (dx, dy)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Template:
+    instr: Instr
+    reads: tuple[str, ...]
+    writes: tuple[tuple[str, tuple[Term, ...] | None], ...]
+    """(register, form) pairs; form None: left undefined (3-argument div's source)."""
+
+
+def _instructions(op_set: str, registers: Sequence[str]) -> list[_Template]:
+    """Every legal instruction of `op_set` on `registers`, one per distinct effect, in a fixed
+    order. `res` is left out (it writes zero)."""
+    templates, seen = [], set()
+    for cls in sorted(OP_SETS[op_set], key=lambda c: c.__name__):
+        if cls.mnemonic == "res":
+            continue
+        kinds = [f.type for f in fields(cls)]
+        choices = [list(Dir) if kind in ("Dir", Dir) else list(registers) for kind in kinds]
+        for args in product(*choices):
+            instr = cls(*args)
+            if instr.violation() is not None:
+                continue
+            writes = tuple(sorted(
+                (dest, None if form is None else tuple(sorted(_term(t) for t in form)))
+                for dest, form in instr.effects() if dest != NEWS))
+            if writes in seen:
+                continue
+            seen.add(writes)
+            templates.append(_Template(instr, instr.reads(), writes))
+    return templates
+
+
+def _term(t: tuple[Fraction, str, tuple[int, int]]) -> Term:
+    coef, reg, (dx, dy) = t
+    q = 0
+    while coef.denominator != 1:
+        coef, q = coef * 2, q + 1
+    return (int(coef), q, reg, dx, dy)
+
+
+# ------------------------------------------------------------------ the result
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the search established. `program` is a verified program of `length` instructions
+    or None; `lower` is the proven lower bound (no program shorter than `lower` exists);
+    `proven` is True exactly when `program` is a shortest program (`length == lower`)."""
+
+    program: list[Instr] | None
+    lower: int
+    nodes: int
+    stopped: str | None
+    """None when the search finished; else which bound stopped it: nodes, memory or time."""
+
+    @property
+    def proven(self) -> bool:
+        return self.program is not None and len(self.program) == self.lower
+
+    def describe(self, op_set: str, registers: int) -> str:
+        """One line for a program header: what is proven, and for which op set and budget."""
+        where = f"op set {op_set}, {registers} registers"
+        if self.proven:
+            return f"proven shortest ({where}; exhaustive search, {self.nodes} nodes)"
+        bound = (f"no program shorter than {self.lower} instructions exists ({where})"
+                 if self.lower > 0 else "nothing proven")
+        reason = f"search bound reached ({self.stopped}, {self.nodes} nodes)"
+        return f"{bound}; {reason}"
+
+
+NODES = 200_000
+"""Default node budget of `shortest_program`: about 10 s of CPU time and 120 MiB (sobel)."""
+
+CAPACITY = 2_000_000
+"""Default cap on stored kernels and transposition entries (memory; 200000 nodes of sobel
+stay far below it, 116 MiB in all)."""
+
+
+def shortest_program(kernel: Kernel, *, registers: Sequence[str] = ("A", "B", "C", "D", "E", "F"),
+                     input_register: str = "A", output: str = "A", op_set: str = "all",
+                     max_length: int = 12, nodes: int = NODES, capacity: int = CAPACITY,
+                     seconds: float | None = None) -> Outcome:
+    """Search for the shortest program of at most `max_length` instructions that leaves
+    `kernel` in `output` (input in `input_register`, only `registers`, macros of `op_set`).
+
+    Deterministic for given bounds, unless `seconds` (a safety net) stops it. The returned
+    program, if any, has passed kalg's exact and numeric verifiers."""
+    if input_register not in registers or output not in registers:
+        raise ValueError("the input and output registers must be in the register budget")
+    search = _Search(kernel, tuple(registers), input_register, output, op_set, nodes, capacity,
+                     seconds)
+    return search.run(max_length)
+
+
+class _Search:
+    def __init__(self, kernel: Kernel, registers: tuple[str, ...], inp: str, out: str,
+                 op_set: str, nodes: int, capacity: int, seconds: float | None) -> None:
+        self.kernel, self.registers, self.inp, self.out = kernel, registers, inp, out
+        self.op_set, self.max_nodes, self.capacity = op_set, nodes, capacity
+        self.deadline = None if seconds is None else time.monotonic() + seconds
+        self.pool = _Pool(capacity)
+        self.index = {r: k for k, r in enumerate(registers)}
+        self.target = self.pool.intern(*_exact(kernel))
+        self.goal = ([self.index[inp]] if out == inp else
+                     [k for r, k in self.index.items() if r != inp])
+        self.templates = [self._compile(t) for t in _instructions(op_set, registers)]
+        self.shapes = self._shapes()
+        self._compile_values()
+        self.table: dict[tuple, int] = {}
+        self.nodes = 0
+        target_e, target_taps = self.pool.values[self.target]
+        self.target_e = target_e
+        self.target_offsets = [(x, y) for x, y, _ in target_taps]
+        self.solvers = self._solvers()
+        self.target_print = self.pool.prints[self.target]
+        self.forms = [tuple(_monomial(*term) for term in shape) for shape in self.shapes]
+        self.facts: dict[int, tuple[int, int, tuple[int, ...]]] = {}
+
+    # ---------------------------------------------------------------- set-up
+    def _compile(self, t: _Template) -> tuple:
+        reads = tuple(self.index[r] for r in t.reads)
+        writes = tuple((self.index[d], None if form is None else
+                        tuple((p, q, self.index[s], dx, dy) for p, q, s, dx, dy in form))
+                       for d, form in t.writes)
+        return (t.instr, reads, writes)
+
+    def _shapes(self) -> dict[tuple, list[tuple[int, int]]]:
+        """Every form a goal register can be written with, by shape (the form with its source
+        registers left out) -> [(template index, write index)]."""
+        shapes: dict[tuple, list[tuple[int, int]]] = {}
+        for k, (_, _, writes) in enumerate(self.templates):
+            for w, (dest, form) in enumerate(writes):
+                if form is not None and dest in self.goal:
+                    shape = tuple((p, q, dx, dy) for p, q, _, dx, dy in form)
+                    shapes.setdefault(shape, []).append((k, w))
+        return shapes
+
+    # ---------------------------------------------------------------- driver
+    def run(self, max_length: int) -> Outcome:
+        regs = [-1] * len(self.registers)
+        regs[self.index[self.inp]] = self.pool.intern(0, ((0, 0, 1),))
+        writer = [-1] * len(self.registers)
+        lower, stopped = 0, None
+        try:
+            start = self._bound(regs, writer, [])
+            lower = start
+            for depth in range(start, max_length + 1):
+                lower = depth
+                found = self._dfs(regs, writer, [], [], depth)
+                if found is not None:
+                    return Outcome(self._finish(found), depth, self.nodes, None)
+            lower = max_length + 1
+        except _Exhausted as why:
+            stopped = str(why)
+        return Outcome(None, lower, self.nodes, stopped)
+
+    def _tick(self) -> None:
+        self.nodes += 1
+        if self.nodes > self.max_nodes:
+            raise _Exhausted("nodes")
+        if self.deadline is not None and self.nodes % 1024 == 0 and \
+                time.monotonic() > self.deadline:
+            raise _Exhausted("time")
+
+    # ---------------------------------------------------------------- lower bounds
+    def _bound(self, regs: list[int], writer: list[int], used: list[bool]) -> int:
+        if any(regs[g] == self.target for g in self.goal):
+            return 0 if sum(not u for u in used) <= 1 else 1
+        facts = [self._facts(v) for v in regs if v >= 0]
+        if not facts:
+            return 1 << 30  # nothing left to compute from
+        halvings = self.target_e - max(f[0] for f in facts)
+        most, taps, need = max(f[1] for f in facts), len(self.target_offsets), 0
+        while most < taps:
+            most, need = most * 3, need + 1
+        far = max(map(min, zip(*(f[2] for f in facts), strict=True)))
+        unread = len({w for w in writer if w >= 0 and not used[w]})
+        return max(1, halvings, need, (far + 1) // 2, unread // 2)
+
+    def _facts(self, v: int) -> tuple[int, int, tuple[int, ...]]:
+        """Of value v: halvings, number of taps, and for each target tap the distance
+        |dx| + |dy| to v's nearest tap (cached)."""
+        found = self.facts.get(v)
+        if found is None:
+            e, taps = self.pool.values[v]
+            near = tuple(min(abs(x - a) + abs(y - b) for a, b, _ in taps)
+                         for x, y in self.target_offsets)
+            found = self.facts[v] = (e, len(taps), near)
+        return found
+
+    # ---------------------------------------------------------------- search
+    def _dfs(self, regs: list[int], writer: list[int], used: list[bool], path: list,
+             left: int) -> list | None:
+        self._tick()
+        bound = self._bound(regs, writer, used)
+        if bound == 0:
+            return list(path)
+        if bound > left:
+            return None
+        key = self._key(regs, writer, used)
+        if self.table.get(key, -1) >= left:
+            return None
+        if left == 1:
+            found = self._last(regs)
+            if found is not None:
+                return [*path, found]
+        else:
+            found = self._expand(regs, writer, used, path, left)
+            if found is not None:
+                return found
+        if len(self.table) < self.capacity:
+            self.table[key] = left
+        return None
+
+    def _expand(self, regs, writer, used, path, left):
+        inp = self.index[self.inp]
+        free = [k for k in range(len(regs)) if regs[k] < 0 and k != inp]
+        depth, prints, value_of = len(path), self.pool.prints, self._value
+        # Two instructions left: the last must read the next one's result w (nothing else can
+        # use it), so w must be a value that makes the target in one instruction with the
+        # values held now. Checked for instructions with one result, by prints (necessary).
+        need = self._needed(regs) if left == 2 else None
+        defined = sum(1 << k for k, v in enumerate(regs) if v >= 0)
+        for k in self._usable(defined):
+            template = self.templates[k]
+            _, reads, writes = template
+            dests = self.dests[k]
+            if any(regs[d] < 0 and d != inp for d in dests):
+                fresh = sorted(d for d in dests if regs[d] < 0 and d != inp)
+                if fresh != free[:len(fresh)]:
+                    continue  # undefined registers are interchangeable: fill them in order
+            values = self.values[k]
+            if need is not None and len(values) == 1:
+                value = value_of(values[0], regs)
+                if prints[value] not in need and value != self.target:
+                    continue
+            new = list(regs)
+            zero = False
+            for dest, fid, getter in values:
+                value = -1 if fid < 0 else value_of((dest, fid, getter), regs)
+                if value == self.pool.zero:
+                    zero = True
+                    break
+                new[dest] = value
+            if zero or new == regs:
+                continue
+            state = self._after(reads, writes, writer, used, depth)
+            if state is None:
+                continue
+            new_writer, new_used = state
+            path.append(template)
+            found = self._dfs(new, new_writer, new_used, path, left - 1)
+            path.pop()
+            if found is not None:
+                return found
+        return None
+
+    def _usable(self, defined: int) -> list[int]:
+        """Indices of the templates that read only registers in the bit mask `defined`."""
+        found = self.by_defined.get(defined)
+        if found is None:
+            found = self.by_defined[defined] = [k for k, m in enumerate(self.masks)
+                                                if m & ~defined == 0]
+        return found
+
+    def _value(self, write: tuple, regs: list[int]) -> int:
+        """The value a compiled write (dest, form id, source getter) gives from `regs`."""
+        _, fid, getter = write
+        key = (fid, getter(regs))
+        found = self.value_cache.get(key)
+        if found is None:
+            form = self.form_list[fid]
+            found = self.pool.lin(tuple((p, q, regs[s], dx, dy) for p, q, s, dx, dy in form))
+            if len(self.value_cache) >= self.capacity:
+                self.value_cache.clear()  # a pure cache
+            self.value_cache[key] = found
+        return found
+
+    def _compile_values(self) -> None:
+        """Per template: its reads as a bit mask, its destinations, and each write as (dest,
+        form id, getter of the source registers' values); form id -1 leaves it undefined."""
+        ids: dict[tuple, int] = {}
+        self.form_list: list[tuple] = []
+        self.masks, self.dests, self.values = [], [], []
+        for _, reads, writes in self.templates:
+            self.masks.append(sum(1 << r for r in reads))
+            self.dests.append(tuple(d for d, _ in writes))
+            compiled = []
+            for dest, form in writes:
+                if form is None:
+                    compiled.append((dest, -1, None))
+                    continue
+                shape = tuple((p, q, 0, dx, dy) for p, q, _, dx, dy in form)
+                sources = tuple(s for _, _, s, _, _ in form)
+                fid = ids.get((shape, sources))
+                if fid is None:
+                    fid = ids[(shape, sources)] = len(self.form_list)
+                    self.form_list.append(form)
+                compiled.append((dest, fid, itemgetter(*sources)))
+            self.values.append(tuple(compiled))
+        self.by_defined: dict[int, list[int]] = {}
+        self.value_cache: dict[tuple, int] = {}
+
+    @staticmethod
+    def _after(reads, writes, writer, used, depth):
+        """Writer and used flags after an instruction; None if it leaves an earlier
+        instruction's results all overwritten unread (that instruction was not needed)."""
+        new_used = list(used)
+        for r in reads:
+            if writer[r] >= 0:
+                new_used[writer[r]] = True
+        new_writer = list(writer)
+        for dest, _ in writes:
+            new_writer[dest] = depth
+        new_used.append(False)
+        lost = {writer[d] for d, _ in writes if writer[d] >= 0 and not new_used[writer[d]]}
+        for w in lost:
+            if w not in new_writer:
+                return None
+        return new_writer, new_used
+
+    def _key(self, regs, writer, used) -> tuple:
+        inp = self.index[self.inp]
+        groups: dict[int, list[int]] = {}
+        for k, w in enumerate(writer):
+            if w >= 0 and not used[w]:
+                groups.setdefault(w, []).append(k)
+        sig = {}
+        for members in groups.values():
+            s = (tuple(sorted(regs[m] for m in members)), inp in members)
+            for m in members:
+                sig[m] = s
+        items = [(regs[k], sig.get(k)) for k in range(len(regs))]
+        rest = sorted((items[k] for k in range(len(regs)) if k != inp),
+                      key=lambda item: (item[0], item[1] or ((), False)))
+        return (items[inp], tuple(rest))
+
+    def _solvers(self) -> list[tuple[int, tuple[int, ...], tuple, list]]:
+        """Per shape: the print of the last source as (constant, multipliers of the head
+        sources), from target = sum of head terms + p/2^q shift(v, dx, dy)."""
+        tp = self.pool.prints[self.target]
+        solvers = []
+        for shape, uses in self.shapes.items():
+            *head, (p, q, dx, dy) = shape
+            inverse = pow(_monomial(p, q, dx, dy), -1, PRIME)
+            constant = tp * inverse % PRIME
+            factors = tuple(-_monomial(hp, hq, hdx, hdy) * inverse % PRIME
+                            for hp, hq, hdx, hdy in head)
+            solvers.append((constant, factors, shape, uses))
+        return solvers
+
+    def _needed(self, regs: list[int]) -> set[int]:
+        """Prints of every value w such that some form makes the target from w and values
+        in `regs` (w in any position of the form)."""
+        prints = self.pool.prints
+        defined = [prints[v] for v in regs if v >= 0]
+        need = set()
+        for multipliers in self.forms:
+            for j, mj in enumerate(multipliers):
+                others = multipliers[:j] + multipliers[j + 1:]
+                inverse = pow(mj, -1, PRIME)
+                for sources in product(defined, repeat=len(others)):
+                    rest = sum(m * ps for m, ps in zip(others, sources, strict=True))
+                    need.add((self.target_print - rest) * inverse % PRIME)
+        return need
+
+    def _last(self, regs: list[int]) -> tuple | None:
+        """A template that writes the target into a goal register from `regs`, or None.
+        For each shape of form, all but the last source are tried and the last is solved for
+        (by prints, then confirmed exactly)."""
+        prints = self.pool.prints
+        holders: dict[int, list[int]] = {}
+        defined = []
+        for k, v in enumerate(regs):
+            if v >= 0:
+                holders.setdefault(prints[v], []).append(k)
+                defined.append((k, prints[v]))
+        for constant, factors, _, uses in self.solvers:
+            for sources in product(defined, repeat=len(factors)):
+                need = (constant + sum(f * ps for f, (_, ps) in zip(factors, sources,
+                                                                    strict=True))) % PRIME
+                if need in holders:
+                    found = self._confirm(regs, tuple(s for s, _ in sources), holders[need],
+                                          uses)
+                    if found is not None:
+                        return found
+        return None
+
+    def _confirm(self, regs, head, lasts, uses) -> tuple | None:
+        """The template among `uses` whose sources are `head` + one of `lasts` and which
+        writes exactly the target (computed exactly), or None."""
+        lin = self.pool.lin
+        for last in lasts:
+            chosen = (*head, last)
+            for k, w in uses:
+                form = self.templates[k][2][w][1]
+                if tuple(s for _, _, s, _, _ in form) != chosen:
+                    continue
+                value = lin(tuple((p, q, regs[s], dx, dy) for p, q, s, dx, dy in form))
+                if value == self.target:
+                    return self.templates[k]
+        return None
+
+    # ---------------------------------------------------------------- result
+    def _finish(self, path: list) -> list[Instr]:
+        program = [instr for instr, _, _ in path]
+        got = _final_register(program, self.kernel, self.inp, self.registers, self.goal,
+                              self.index)
+        if got != self.out:
+            program = [_rename(i, {got: self.out, self.out: got}) for i in program]
+        _verify(program, self.kernel, self.out, self.inp, self.op_set, self.registers)
+        return program
+
+
+def _exact(kernel: Kernel) -> tuple[int, Taps]:
+    taps = kernel.trimmed().taps
+    e = 0
+    while any((Fraction(c) * (1 << e)).denominator != 1 for c in taps.values()):
+        e += 1
+    return e, tuple(sorted((x, y, int(Fraction(c) * (1 << e))) for (x, y), c in taps.items()))
+
+
+def _final_register(program, kernel, inp, registers, goal, index) -> str:
+    from kalg.scamp5.symbolic import execute
+    state = execute(program, inp)
+    for r in registers:
+        if index[r] in goal and state.get(r) is not None and state[r].same_values(kernel):
+            return r
+    raise AssertionError("exhaustive search: the found program does not compute the kernel")
+
+
+def _rename(instr: Instr, swap: dict[str, str]) -> Instr:
+    args = [getattr(instr, f.name) for f in fields(instr)]
+    return type(instr)(*[a if isinstance(a, Dir) else swap.get(a, a) for a in args])
+
+
+VERIFY_SHAPE = (32, 32)
+
+
+def _verify(program: list[Instr], kernel: Kernel, out: str, inp: str, op_set: str,
+            registers: Sequence[str]) -> None:
+    """Exact (symbolic) and numeric (simulated) checks, as for every program kalg prints."""
+    from kalg.scamp5.simulator import verify_numeric
+    _verify_program(program, {out: kernel}, inp, op_set, registers)
+    image = np.random.default_rng(0).uniform(-1, 1, VERIFY_SHAPE)
+    verify_numeric(program, {out: kernel}, image, inp)

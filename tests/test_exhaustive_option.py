@@ -1,0 +1,63 @@
+"""`kalg optimize --exhaustive`: the header says "proven shortest" only when it is proven."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kalg.cli import main
+from kalg.scamp5.text import parse_program
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+FAST = ["--time-limit", "1", "--node-limit", "8000"]
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_tiny_kernel_is_proven_shortest(capsys, tmp_path):
+    src = tmp_path / "pair.kalg"
+    src.write_text("kernel pair = [1 0 1]\n")
+    code, out, err = run(capsys, "optimize", str(src), "--exhaustive", *FAST)
+    assert code == 0, err
+    assert "length: proven shortest (op set all, 6 registers" in out
+    assert len(parse_program(out)) == 2
+
+
+def test_an_unfinished_search_says_what_it_proved_and_not_more(capsys):
+    code, out, err = run(capsys, "optimize", str(EXAMPLES / "sobel.kalg"), "--exhaustive",
+                         "--exhaustive-nodes", "2000", *FAST)
+    assert code == 0, err
+    header = [line for line in out.splitlines() if line.startswith("// length:")]
+    assert len(header) == 1
+    assert "proven shortest" not in header[0]
+    assert "not proven: no program shorter than" in header[0]
+    assert "search bound reached (nodes" in header[0]
+
+
+def test_without_the_option_the_header_claims_nothing(capsys):
+    code, out, err = run(capsys, "optimize", str(EXAMPLES / "sobel.kalg"), *FAST)
+    assert code == 0, err
+    assert "proven" not in out
+
+
+def test_a_bad_node_budget_is_a_usage_error(capsys):
+    code = None
+    try:
+        code = main(["optimize", str(EXAMPLES / "sobel.kalg"), "--exhaustive-nodes", "0"])
+    except SystemExit as stop:
+        code = stop.code
+    assert code == 2
+    assert "expected a positive whole number" in capsys.readouterr().err
+
+
+def test_a_short_program_is_proven_by_default(capsys, tmp_path):
+    """Programs of at most four instructions get the exact search without asking (cheap)."""
+    src = tmp_path / "diag.kalg"
+    src.write_text("kernel diag = [1 0 0; 0 1 0; 0 0 1]\n")
+    code, out, err = run(capsys, "optimize", str(src), *FAST)
+    assert code == 0, err
+    assert "length: proven shortest (op set all, 6 registers" in out
+    assert len(parse_program(out)) == 3
