@@ -61,3 +61,14 @@ def test_a_short_program_is_proven_by_default(capsys, tmp_path):
     assert code == 0, err
     assert "length: proven shortest (op set all, 6 registers" in out
     assert len(parse_program(out)) == 3
+
+
+def test_the_length_header_has_no_semicolon_so_counting_semicolons_counts_instructions(
+        capsys, tmp_path):
+    src = tmp_path / "pair.kalg"
+    src.write_text("kernel pair = [1 0 1]\n")
+    for extra in ([], ["--exhaustive-nodes", "5"]):
+        code, out, err = run(capsys, "optimize", str(src), "--exhaustive", *extra, *FAST)
+        assert code == 0, err
+        assert "// length:" in out
+        assert out.count(";") - 2 == len(parse_program(out))  # begin and end lines

@@ -515,10 +515,10 @@ def _exhaustive(outputs: dict, program: list[Instr], winner: str, registers: tup
     if outcome.program is not None:
         return outcome.program, "exhaustive search", outcome.describe(ops, len(registers))
     if outcome.stopped is None:
-        return program, winner, (f"proven shortest ({where}; exhaustive search, "
+        return program, winner, (f"proven shortest ({where}, exhaustive search, "
                                  f"{outcome.nodes} nodes, found no shorter program)")
     return program, winner, (f"not proven: no program shorter than {outcome.lower} "
-                             f"instructions exists ({where}); search bound reached "
+                             f"instructions exists ({where}), search bound reached "
                              f"({outcome.stopped}, {outcome.nodes} nodes)")
 
 

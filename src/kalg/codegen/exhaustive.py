@@ -197,11 +197,11 @@ class Outcome:
         """One line for a program header: what is proven, and for which op set and budget."""
         where = f"op set {op_set}, {registers} registers"
         if self.proven:
-            return f"proven shortest ({where}; exhaustive search, {self.nodes} nodes)"
+            return f"proven shortest ({where}, exhaustive search, {self.nodes} nodes)"
         bound = (f"no program shorter than {self.lower} instructions exists ({where})"
                  if self.lower > 0 else "nothing proven")
         reason = f"search bound reached ({self.stopped}, {self.nodes} nodes)"
-        return f"{bound}; {reason}"
+        return f"{bound}, {reason}"
 
 
 NODES = 200_000
