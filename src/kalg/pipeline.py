@@ -128,8 +128,8 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
     if isinstance(searched, Result):
         return searched  # --emit egraph or decomposition
     stats, candidates, provenance, large = searched
-    program, winner, stop = _best_program(candidates, registers, input_register, ops, deadline,
-                                          settings.progress, large=large)
+    program, winner, stop = _choose_program(candidates, definition.outputs, registers,
+                                            input_register, ops, settings, deadline, large)
     if stop:
         warnings.append(stop)
         if settings.warn:
@@ -147,6 +147,9 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
                            "separable": ["row then column, each by Horner, no e-graph"],
                            "factor chain": ["integer factors applied in turn, no e-graph"],
                            "exhaustive search": ["exact search over all programs, no e-graph"],
+                           MATRIX: ["outputs as a constant-matrix multiplication over the input "
+                                    "divided once, no e-graph"],
+                           ONE_AT_A_TIME: ["each output's own compile, one after another"],
                            }.get(winner, [winner])
     # Check once more, numerically, against the reference correlation (scipy-equivalent).
     image = np.random.default_rng(0).uniform(-1, 1, verify_shape(definition.outputs))
@@ -520,6 +523,107 @@ def _exhaustive(outputs: dict, program: list[Instr], winner: str, registers: tup
     return program, winner, (f"not proven: no program shorter than {outcome.lower} "
                              f"instructions exists ({where}), search bound reached "
                              f"({outcome.stopped}, {outcome.nodes} nodes)")
+JOINT_OUTPUTS = 3
+"""Filters with more outputs than this skip code generation for the joint decomposition
+candidates: searching a DAG of four to ten outputs takes tens of seconds (and with six
+registers ends without a program), while the constant-matrix program (`_filter_programs`) was
+shorter than that search on every filter of four or more outputs of the scaling study."""
+
+MATRIX = "shared matrix"
+ONE_AT_A_TIME = "outputs one at a time"
+
+
+def _choose_program(candidates: dict[str, Decomposition], outputs: dict,
+                    registers: tuple[str, ...], input_register: str, ops: str,
+                    settings: Settings, deadline: _Deadline, large: bool = False,
+                    ) -> tuple[list[Instr], str, str | None]:
+    """The decomposition candidates' best program (`_best_program`, for up to `JOINT_OUTPUTS`
+    outputs) against the filter's own programs (`_filter_programs`): the shortest, its name,
+    and why a search stopped early (None: none did)."""
+    found, stop = None, None
+    pressure = _no_joint_program(outputs, registers)
+    if len(outputs) <= JOINT_OUTPUTS:
+        try:
+            program, winner, stop = _best_program(candidates, registers, input_register, ops,
+                                                  deadline, settings.progress, large=large)
+            found = (program, winner)
+        except RegisterPressureError as err:
+            pressure = err
+    program, winner = _filter_programs(found, outputs, registers, input_register, ops,
+                                       settings, deadline)
+    if program is None:
+        raise pressure
+    return program, winner, stop
+
+
+def _filter_programs(found: tuple[list[Instr], str] | None, outputs: dict,
+                     registers: tuple[str, ...], input_register: str, ops: str,
+                     settings: Settings, deadline: _Deadline | None = None,
+                     ) -> tuple[list[Instr] | None, str | None]:
+    """The shortest of `found` (the decomposition candidates' best, if any) and the programs
+    built for the filter as a whole: the constant-matrix program over the input divided once
+    (`codegen.matrix_filter`) and, for two or more outputs, each output's own compile run one
+    after another. Ties keep `found`, then that order (deterministic)."""
+    programs = [found] if found is not None else []
+    if (matrix := codegen.matrix_filter(outputs, registers, input_register, ops)) is not None:
+        programs.append((matrix, MATRIX))
+    bound = min((len(p) for p, _ in programs), default=None)
+    if len(outputs) > 1 and (seq := _one_at_a_time(outputs, registers, input_register, ops,
+                                                     settings, bound, deadline)) is not None:
+        programs.append((seq, ONE_AT_A_TIME))
+    if not programs:
+        return None, None
+    return min(programs, key=lambda p: (len(p[0]), bus_steps(p[0])))
+
+
+def _no_joint_program(outputs: dict, registers: tuple[str, ...]) -> RegisterPressureError:
+    return RegisterPressureError(
+        f"no program for the {len(outputs)} output(s) fits in {len(registers)} register(s) "
+        f"{' '.join(registers)}",
+        hint="every output needs its register, and the outputs need the input divided once "
+             "and a register to accumulate in; give more registers or fewer outputs")
+
+
+def _lower_bound(kernel) -> int:
+    """Instructions any program needs for `kernel` from the input: n taps take at least
+    (n - 1) / 2 additions (three operands at most), and a halving where a coefficient is not an
+    integer (a single tap only a move). A bound for pruning, not an estimate."""
+    taps = [c for c in kernel.taps.values() if c != 0]
+    adds = (len(taps) - 1 + 1) // 2
+    halves = any(Fraction(c).denominator != 1 for c in taps)
+    return max(adds + halves, 1)
+
+
+def _one_at_a_time(outputs: dict, registers: tuple[str, ...], input_register: str, ops: str,
+                   settings: Settings, bound: int | None = None,
+                   deadline: _Deadline | None = None) -> list[Instr] | None:
+    """Each output compiled on its own (its own e-graph and candidates), written to its
+    register while the input and the outputs already made are kept; the output that goes to
+    the input's register last. None if a stage finds no program in the registers left, or as
+    soon as the program cannot be shorter than `bound` (the stages left counted at
+    `_lower_bound`)."""
+    order = sorted(outputs, key=lambda r: (r == input_register, registers.index(r)))
+    program: list[Instr] = []
+    done: list[str] = []
+    for i, reg in enumerate(order):
+        rest = sum(_lower_bound(outputs[r]) for r in order[i:])
+        if bound is not None and len(program) + rest >= bound:
+            return None
+        optimized = optimize({reg: outputs[reg]}, _options(ops, settings))
+        stage = {"e-graph": optimized.decomposition, "e-graph variants": optimized.applied,
+                 "horner": direct_decomposition({reg: outputs[reg]})}
+        if (chain := codegen.factor_chain({reg: outputs[reg]})) is not None:
+            stage["factor chain"] = chain
+        keep = () if reg == input_register else ((input_register, 0),)
+        stage = {n: Decomposition(d.values, (*d.outputs, *keep)) for n, d in stage.items()}
+        free = tuple(r for r in registers if r not in done)
+        try:
+            part, _ = _best_program(stage, free, input_register, ops)
+        except RegisterPressureError:
+            return None
+        program += part
+        done.append(reg)
+    return program
 
 
 def _search_stats(o: Optimized) -> dict[str, object]:

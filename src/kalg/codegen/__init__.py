@@ -29,6 +29,7 @@ from collections.abc import Sequence
 
 from kalg.codegen.chain import factor_chain
 from kalg.codegen.limits import QUICK, Budget, Limits
+from kalg.codegen.matrix import matrix_program
 from kalg.codegen.network import normalise
 from kalg.codegen.regalloc import allocate
 from kalg.codegen.search import search
@@ -38,7 +39,7 @@ from kalg.diagnostics import RegisterPressureError, VerificationError
 from kalg.scamp5.isa import OP_SETS, Instr, bus_steps, op_set_violation
 from kalg.scamp5.symbolic import initial_state, step, verify_exact
 
-__all__ = ["QUICK", "Limits", "factor_chain", "generate"]
+__all__ = ["QUICK", "Limits", "factor_chain", "generate", "matrix_filter"]
 
 INLINE_CAPS = (0, 4, 8)
 """Inlining policies tried (see `network.normalise`): 0 keeps the decomposition's structure."""
@@ -200,3 +201,21 @@ def _check_defined(program: list[Instr], input_register: str, text: str) -> None
 def _foreign_register(instr: Instr, registers: Sequence[str]) -> str | None:
     extra = sorted(set(instr.registers()) - set(registers))
     return f"uses register(s) {extra} outside the budget" if extra else None
+
+
+def matrix_filter(outputs, registers: Sequence[str], input_register: str,
+                  op_set: str) -> list[Instr] | None:
+    """The filter `outputs` (register → Kernel) as a constant-matrix multiplication over the
+    input divided once (`matrix.matrix_program`), verified exactly; None where that
+    construction finds no program (non-dyadic kernels, no room for the pool's s)."""
+    program = matrix_program(outputs, registers, input_register, op_set)
+    if program is None:
+        return None
+    text = "\n".join(str(i) for i in program)
+    for instr in program:
+        if problem := (instr.violation() or op_set_violation(instr, op_set)
+                       or _foreign_register(instr, registers)):
+            raise VerificationError(f"{instr}: {problem}", program_text=text)
+    _check_defined(program, input_register, text)
+    verify_exact(program, outputs, input_register)
+    return program

@@ -1,0 +1,552 @@
+"""A filter as a constant-matrix multiplication over one shared, divided input.
+
+Every output kernel with coefficients in 2^-m·Z is Σ_d c_d · S^d s, where s = input / 2^m is
+computed once (m halvings, shared by every output) and c is an integer matrix (outputs × offsets).
+The program has three parts:
+
+1. **pool**: s and a few signed multiples of it (c·s, the matrix's columns scaled: the halvings'
+   intermediate values and their negated copies, which `div` makes for free, and sums of two),
+   each one register;
+2. **outputs**, one after another, each accumulated in its own register by a walk over its
+   offsets (Horner in shift space: `addx(y, y, atom, d)` adds a pool value at the current offset
+   and moves on, `subx` moves and subtracts), each coefficient written as the fewest signed pool
+   values (an integer knapsack);
+3. **register pressure** as part of the plan: an output is one accumulator, so pressure is the
+   pool; before each output the pool is cut to the registers left (the outputs already made
+   keep theirs), dropping the multiples that save the remaining outputs least, and a pool value
+   in the next output's register is moved out or dropped. A dropped multiple is not recomputed
+   into a kept register: the outputs that would read it use smaller ones (more atoms), which is
+   the cheap recomputation. s itself is never dropped while an output needs it.
+
+`matrix_program` tries a few pools and output orders and returns the shortest program, verified
+exactly; None where none fits (more outputs than registers leave room for, a non-dyadic kernel).
+With six registers every filter of up to five outputs gets a program here (the last outputs may
+be long sums of s), which is what makes "no program" impossible for them.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from kalg.kernel import Kernel
+from kalg.scamp5.isa import (
+    Add,
+    Add2x,
+    Addx,
+    Dir,
+    Div,
+    Div4,
+    Divq,
+    Instr,
+    Mov,
+    Mov2x,
+    Movx,
+    Neg,
+    Res,
+    Sub,
+    Sub2x,
+    Subx,
+)
+
+Offset = tuple[int, int]
+Atom = tuple[str, bool]
+"""(register holding a pool value, subtract it?)"""
+
+MAX_EXACT_PATH = 12
+"""Outputs with more nonzero offsets than this get a greedy walk instead of the exact one."""
+
+
+def matrix_program(outputs: Mapping[str, Kernel], registers: Sequence[str], input_register: str,
+                   op_set: str) -> list[Instr] | None:
+    """The shortest program this construction finds for `outputs` (register → kernel), or None.
+    Not yet verified: the caller (`codegen.matrix_filter`) verifies it."""
+    problem = _integer_matrix(outputs)
+    if problem is None:
+        return None
+    m, rows = problem
+    fused = op_set == "all"
+    best: list[Instr] | None = None
+    for order in _orders(rows, registers, input_register):
+        for wanted in _pools(rows, m):
+            program = _Builder(registers, input_register, fused, m).run(rows, order, wanted)
+            if program is not None and (best is None or len(program) < len(best)):
+                best = program
+    return best
+
+
+def _integer_matrix(outputs: Mapping[str, Kernel]):
+    """(m, {register: {offset: integer c}}) with kernel = Σ c·S^d / 2^m, or None."""
+    m = 0
+    for k in outputs.values():
+        if not k.is_dyadic() or k.semiring.name != "real":
+            return None
+        for c in k.taps.values():
+            m = max(m, Fraction(c).denominator.bit_length() - 1)
+    rows = {reg: {d: int(Fraction(c) * 2 ** m) for d, c in k.taps.items() if c != 0}
+            for reg, k in outputs.items()}
+    if m > 12 or any(abs(c) > 4096 for r in rows.values() for c in r.values()):
+        return None
+    return m, rows
+
+
+def _orders(rows: dict[str, dict[Offset, int]], registers: Sequence[str], input_register: str):
+    """Output orders to try: the heaviest (most coefficient mass) first, so that the lightest are
+    made last, when the pool is smallest; and the register order. Deterministic."""
+    mass = {r: sum(abs(c) for c in row.values()) for r, row in rows.items()}
+    heavy = sorted(rows, key=lambda r: (-mass[r], registers.index(r)))
+    plain = sorted(rows, key=lambda r: registers.index(r))
+    seen = []
+    for order in (heavy, plain):
+        if order not in seen:
+            seen.append(order)
+    return seen
+
+
+def _pools(rows: dict[str, dict[Offset, int]], m: int) -> list[frozenset[int]]:
+    """Signed multiples of s to make before the outputs (s itself always): nothing more; the
+    halvings' chain (both signs: div makes -x/2 for free); every coefficient magnitude used,
+    positive, negated (for walks that subtract: `subx` carries a move and a term) or both; and
+    the most frequent few (for small register files). Deterministic."""
+    used = sorted({abs(c) for row in rows.values() for c in row.values()} - {0})
+    chain = {2 ** j for j in range(0, m)} | {-(2 ** j) for j in range(0, m)}
+    by_count: dict[int, int] = {}
+    for row in rows.values():
+        for c in row.values():
+            by_count[abs(c)] = by_count.get(abs(c), 0) + 1
+    common = sorted(used, key=lambda c: (-by_count[c], c))
+    pos, neg = frozenset(used), frozenset(-c for c in used)
+    up = frozenset(c for c in chain if c > 0)
+    pools = [frozenset(), up, frozenset(chain), pos | up, pos | chain, neg | chain, pos | neg]
+    for n in (3, 5):
+        top = frozenset(common[:n])
+        pools += [top | up, top | chain, frozenset(-c for c in top) | chain]
+    out: list[frozenset[int]] = []
+    for p in pools:
+        if p not in out:
+            out.append(p)
+    return out
+
+
+class _Failed(Exception):
+    pass
+
+
+@dataclass
+class _Builder:
+    registers: Sequence[str]
+    input_register: str
+    fused: bool
+    m: int
+
+    def run(self, rows, order, wanted) -> list[Instr] | None:
+        self.program: list[Instr] = []
+        self.held: dict[str, int] = {self.input_register: 2 ** self.m}
+        self.done: list[str] = []
+        self.order = order
+        self.rows = rows
+        try:
+            self._make_pool(wanted)
+            for i, reg in enumerate(order):
+                self._prepare(i, reg)
+                self.program += _emit_output(reg, rows[reg], self.held, self.fused)
+                self.held.pop(reg, None)
+                self.done.append(reg)
+        except _Failed:
+            return None
+        return self.program
+
+    # --- the pool ---------------------------------------------------------------------------
+
+    def _free(self, exclude: Sequence[str] = ()) -> list[str]:
+        """Registers holding nothing, those no output needs first, then the outputs made
+        latest (they stay free longest)."""
+        late = {r: i for i, r in enumerate(self.order)}
+        free = [r for r in self.registers
+                if r not in self.held and r not in self.done and r not in exclude]
+        return sorted(free, key=lambda r: (r in late, -late.get(r, 0), self.registers.index(r)))
+
+    def _make_pool(self, wanted: frozenset[int]) -> None:
+        value = 2 ** self.m
+        src = self.input_register
+        while value > 1:
+            keep = value in wanted
+            half = value // 2
+            free = self._free()
+            if not self.fused:
+                if not free:
+                    raise _Failed
+                self.program.append(Divq(free[0], src))
+                if not keep:
+                    del self.held[src]
+                self.held[free[0]] = half
+                src = free[0]
+            elif keep and len(free) >= 3:
+                y0, y1, y2 = free[:3]
+                self.program.append(Div4(y0, y1, y2, src))
+                self.held[y0], self.held[y1], self.held[y2] = half, -half, value
+                del self.held[src]
+                src = y0
+            else:
+                if len(free) < 2:
+                    raise _Failed
+                y0, y1 = free[:2]
+                self.program.append(Div(y0, y1, src))
+                del self.held[src]
+                self.held[y0], self.held[y1] = half, -half
+                src = y0
+            value = half
+        self.wanted = wanted | {1}
+        self._cut(0)
+        for w in sorted(wanted - set(self.held.values()), key=lambda w: (abs(w), w < 0)):
+            self._make_sum(w)
+
+    def _make_sum(self, w: int) -> None:
+        """w·s as the sum or difference of two pool values (one instruction), if any pair fits
+        and a register is free."""
+        free = self._free()
+        if not free:
+            return
+        for (ra, a), (rb, b) in itertools.permutations(sorted(self.held.items()), 2):
+            if a + b == w and ra != rb:
+                self.program.append(Add(free[0], ra, rb))
+            elif a - b == w:
+                self.program.append(Sub(free[0], ra, rb))
+            else:
+                continue
+            self.held[free[0]] = w
+            return
+
+    def _benefit(self, start: int, held: dict[str, int]) -> int:
+        """Estimated instructions of the outputs from `start` on with the pool `held` (lower
+        is better; `_estimate`)."""
+        values = frozenset(held.values())
+        total = 0
+        for reg in self.order[start:]:
+            total += _estimate(self.rows[reg], values)
+        return total
+
+    def _cut(self, start: int) -> None:
+        """Drop pool values the outputs from `start` on do not use (not wanted ones)."""
+        for r in sorted(self.held):
+            if start == 0 and self.held[r] in self.wanted:
+                continue
+            trial = {k: v for k, v in self.held.items() if k != r}
+            if self._benefit(start, trial) <= self._benefit(start, self.held):
+                del self.held[r]
+
+    def _prepare(self, i: int, reg: str) -> None:
+        """Make room for output i: its register emptied, the pool within the registers left."""
+        self._cut(i)
+        room = len(self.registers) - len(self.done) - 1
+        while len(self.held) > room:
+            self._drop_least(i)
+        if reg in self.held:
+            free = self._free(exclude=(reg,))
+            if free:
+                self.program.append(Mov(free[0], reg))
+                self.held[free[0]] = self.held.pop(reg)
+            else:
+                self._drop_least(i, only=reg)
+
+    def _drop_least(self, i: int, only: str | None = None) -> None:
+        choices = [only] if only else sorted(self.held)
+        costs = []
+        for r in choices:
+            trial = {k: v for k, v in self.held.items() if k != r}
+            costs.append((self._benefit(i, trial), r))
+        cost, r = min(costs)
+        if cost >= 10 ** 6:
+            raise _Failed
+        del self.held[r]
+
+
+def _estimate(row: dict[Offset, int], values: frozenset[int]) -> int:
+    """Instructions one output's walk takes with pool `values`, estimated: the better of an
+    adding walk (one per atom, the first move extra) and a subtracting walk (`subx` carries each
+    move in, so one per atom less one, plus a neg when no coefficient is a positive pool value,
+    a move home unless the origin is the last offset, a move for each offset whose coefficient
+    has no negated pool value)."""
+    key = tuple(sorted(values))
+    atoms = 0
+    for c in row.values():
+        rep = _representation(c, key)
+        if rep is None:
+            return 10 ** 6
+        atoms += len(rep)
+    adding = atoms
+    starts = any(c in values for c in row.values())
+    unsigned = sum(1 for c in row.values() if -c not in values)
+    home = 0 if row.get((0, 0)) and -row[(0, 0)] in values else 1
+    subtracting = atoms - 1 + (not starts) + home + max(unsigned - 1, 0)
+    return min(adding, subtracting)
+
+
+_REPRESENTATIONS: dict[tuple[int, tuple[int, ...]], tuple[int, ...] | None] = {}
+
+
+def _representation(c: int, values: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The fewest signed pool values (as ±value) summing to c (breadth first; memoised)."""
+    key = (c, values)
+    if key in _REPRESENTATIONS:
+        return _REPRESENTATIONS[key]
+    steps = sorted({v for v in values} | {-v for v in values}, key=lambda v: (abs(v), v < 0))
+    bound = abs(c) + max((abs(v) for v in values), default=0)
+    parent: dict[int, tuple[int, int] | None] = {0: None}
+    frontier = [0]
+    found = c == 0
+    while frontier and not found:
+        nxt = []
+        for x in frontier:
+            for v in steps:
+                y = x + v
+                if abs(y) <= bound and y not in parent:
+                    parent[y] = (x, v)
+                    nxt.append(y)
+                    if y == c:
+                        found = True
+        frontier = nxt
+    rep: tuple[int, ...] | None = None
+    if found:
+        out = []
+        x = c
+        while parent[x] is not None:
+            x, v = parent[x]
+            out.append(v)
+        rep = tuple(sorted(out, key=lambda v: (v < 0, -abs(v))))
+    _REPRESENTATIONS[key] = rep
+    return rep
+
+
+# --- one output: a walk over its offsets -----------------------------------------------------
+
+def _emit_output(y: str, row: dict[Offset, int], held: dict[str, int], fused: bool,
+                 ) -> list[Instr]:
+    """Instructions leaving Σ row[d]·S^d s in register y, reading the pool `held`: the shorter
+    of a walk that adds where it can and one that subtracts negated pool values where it can."""
+    best: list[Instr] | None = None
+    for prefer_sub in (False, True):
+        program = _walk_program(y, row, held, fused, prefer_sub)
+        if best is None or len(program) < len(best):
+            best = program
+    assert best is not None
+    return best
+
+
+def _plan(row, held, prefer_sub: bool) -> dict[Offset, list[Atom]]:
+    values = tuple(sorted(set(held.values())))
+    by_value: dict[int, str] = {}
+    for r in sorted(held):
+        by_value.setdefault(held[r], r)
+    plan: dict[Offset, list[Atom]] = {}
+    for d, c in row.items():
+        rep = _representation(c, values)
+        if rep is None:
+            raise _Failed
+        atoms = []
+        for v in rep:
+            as_sub = -v in by_value and (prefer_sub or v not in by_value)
+            atoms.append((by_value[-v], True) if as_sub else (by_value[v], False))
+        # Subtractions first (one may ride on the move in), additions last (one carries the
+        # move out).
+        plan[d] = sorted(atoms, key=lambda a: not a[1])
+    return plan
+
+
+def _walk_program(y, row, held, fused, prefer_sub) -> list[Instr]:
+    rest = _plan(row, held, prefer_sub)
+    first = _plan(row, held, False)
+    for d, atoms in first.items():  # the walk starts from a pool register: an addition
+        k = next((i for i, a in enumerate(atoms) if not a[1]), 0)
+        first[d] = [atoms[k], *atoms[:k], *atoms[k + 1:]]
+    path = _walk(first, rest, fused)
+    if not path:
+        return _Emitter(y, fused).run([])
+    events = [(path[0], a) for a in first[path[0]]]
+    events += [(d, a) for d in path[1:] for a in rest[d]]
+    return _Emitter(y, fused).run(events)
+
+
+def _walk(first: dict[Offset, list[Atom]], rest: dict[Offset, list[Atom]], fused: bool,
+          ) -> list[Offset]:
+    """An order of the offsets that needs the fewest extra moves (exact for small rows). The
+    walk's first offset uses the atoms `first`, the others `rest`."""
+    offsets = sorted(rest)
+    adds = {d: any(not s for _, s in rest[d]) for d in offsets}
+    subs = {d: bool(rest[d]) and rest[d][0][1] for d in offsets}
+    start_ok = {d: bool(first[d]) and not first[d][0][1] for d in offsets}
+    start_adds = {d: any(not s for _, s in first[d][1:]) for d in offsets}
+
+    def moves(dist: int, carried: bool) -> int:
+        """Extra move instructions for a jump of `dist` unit steps: an addx/subx carries up to
+        two steps; the rest are movx/mov2x (unit movx only in the basic op set)."""
+        if not fused:
+            return dist
+        return (max(dist - 2, 0) + 1) // 2 if carried else (dist + 1) // 2
+
+    def cost(p: Offset | None, q: Offset, p_first: bool = False) -> int:
+        if p is None:  # the start: a subtraction first costs a neg
+            return 0 if start_ok[q] else 1
+        out = start_adds[p] if p_first else adds[p]
+        return moves(abs(p[0] - q[0]) + abs(p[1] - q[1]), out or subs[q])
+
+    def home(p: Offset, p_first: bool) -> int:
+        return moves(abs(p[0]) + abs(p[1]), start_adds[p] if p_first else adds[p])
+
+    if not offsets:
+        return []
+    if len(offsets) > MAX_EXACT_PATH:
+        return _greedy_walk(offsets, cost, home)
+    return _exact_walk(offsets, cost, home)
+
+
+def _exact_walk(offsets, cost, home) -> list[Offset]:
+    """The cheapest order of all `offsets` (dynamic programming over subsets)."""
+    n = len(offsets)
+    full = (1 << n) - 1
+    inf = 10 ** 9
+    best = [[inf] * n for _ in range(1 << n)]
+    back = [[-1] * n for _ in range(1 << n)]
+    for i in range(n):
+        best[1 << i][i] = cost(None, offsets[i])
+    for mask in range(1, 1 << n):
+        row = best[mask]
+        for i in range(n):
+            ci = row[i]
+            if ci >= inf:
+                continue
+            alone = mask == 1 << i
+            for j in range(n):
+                if mask >> j & 1:
+                    continue
+                c = ci + cost(offsets[i], offsets[j], alone)
+                nm = mask | 1 << j
+                if c < best[nm][j]:
+                    best[nm][j] = c
+                    back[nm][j] = i
+    end = min(range(n), key=lambda i: (best[full][i] + home(offsets[i], n == 1), i))
+    path = []
+    mask = full
+    while end != -1:
+        path.append(offsets[end])
+        prev = back[mask][end]
+        mask &= ~(1 << end)
+        end = prev
+    return path[::-1]
+
+
+def _greedy_walk(offsets, cost, home):
+    left = list(offsets)
+    first = min(left, key=lambda d: (cost(None, d), abs(d[0]) + abs(d[1]), d))
+    path = [first]
+    left.remove(first)
+    while left:
+        nxt = min(left, key=lambda d: (cost(path[-1], d, len(path) == 1), d))
+        path.append(nxt)
+        left.remove(nxt)
+    return path
+
+
+def _split(v: Offset, fused: bool) -> tuple[Dir, ...]:
+    """The directions of one move towards v: two where the op set allows, else one."""
+    dirs: list[Dir] = []
+    x, y = v
+    for _ in range(2 if fused else 1):
+        if x == 0 and y == 0:
+            break
+        step = (1 if x > 0 else -1, 0) if abs(x) >= abs(y) else (0, 1 if y > 0 else -1)
+        dirs.append(Dir.of_vector(*step))
+        x, y = x - step[0], y - step[1]
+    return tuple(dirs)
+
+
+def _vector(dirs: tuple[Dir, ...]) -> Offset:
+    return (sum(d.vector[0] for d in dirs), sum(d.vector[1] for d in dirs))
+
+
+class _Emitter:
+    """Accumulates atoms into y. Invariant: the register `src` holds S^-T of the partial sum,
+    so an atom at offset T is added unshifted; moving the sum by v (movx) makes T := T - v."""
+
+    def __init__(self, y: str, fused: bool):
+        self.y = y
+        self.fused = fused
+        self.src: str | None = None
+        self.t: Offset = (0, 0)
+        self.out: list[Instr] = []
+
+    def run(self, events: list[tuple[Offset, Atom]]) -> list[Instr]:
+        for i, (d, (reg, sub)) in enumerate(events):
+            nxt = events[i + 1][0] if i + 1 < len(events) else (0, 0)
+            if self.src is None:
+                self.t = d
+                if sub:
+                    self.out.append(Neg(self.y, reg))
+                    self.src = self.y
+                else:
+                    self.src = reg
+                continue
+            if sub:
+                self._subtract(d, reg)
+            else:
+                self._add(d, reg, nxt)
+        if self.src is None:  # an all-zero output
+            return [Res(self.y)]
+        self._move_to((0, 0))
+        if self.src != self.y:
+            self.out.append(Mov(self.y, self.src))
+            self.src = self.y
+        return self.out
+
+    def _owned(self, reg: str) -> None:
+        """Make src the accumulator y when it is still the pool register `reg` (x0 != x1)."""
+        if self.src == reg:
+            self.out.append(Mov(self.y, self.src))
+            self.src = self.y
+
+    def _move_to(self, d: Offset) -> None:
+        while self.t != d:
+            dirs = _split((self.t[0] - d[0], self.t[1] - d[1]), self.fused)
+            v = _vector(dirs)
+            if len(dirs) == 2:
+                self.out.append(Mov2x(self.y, self.src, *dirs))
+            else:
+                self.out.append(Movx(self.y, self.src, dirs[0]))
+            self.src = self.y
+            self.t = (self.t[0] - v[0], self.t[1] - v[1])
+
+    def _subtract(self, d: Offset, reg: str) -> None:
+        if self.t != d and self.fused:
+            dirs = _split((self.t[0] - d[0], self.t[1] - d[1]), True)
+            v = _vector(dirs)
+            if (self.t[0] - v[0], self.t[1] - v[1]) == d:
+                src = self.src
+                if len(dirs) == 2:
+                    self.out.append(Sub2x(self.y, src, *dirs, reg))
+                else:
+                    self.out.append(Subx(self.y, src, dirs[0], reg))
+                self.src, self.t = self.y, d
+                return
+        self._move_to(d)
+        self.out.append(Sub(self.y, self.src, reg))
+        self.src = self.y
+
+    def _add(self, d: Offset, reg: str, nxt: Offset) -> None:
+        self._move_to(d)
+        self._owned(reg)
+        if self.fused and nxt != d:
+            dirs = _split((self.t[0] - nxt[0], self.t[1] - nxt[1]), True)
+            v = _vector(dirs)
+            if len(dirs) == 2:
+                self.out.append(Add2x(self.y, self.src, reg, *dirs))
+            else:
+                self.out.append(Addx(self.y, self.src, reg, dirs[0]))
+            self.src = self.y
+            self.t = (self.t[0] - v[0], self.t[1] - v[1])
+            return
+        self.out.append(Add(self.y, self.src, reg))
+        self.src = self.y
+
+
