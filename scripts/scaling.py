@@ -121,6 +121,8 @@ class Outcome:
     candidate: str = ""
     stages: dict[str, float] = field(default_factory=dict)
     failure: str = ""
+    cpu: float | None = None
+    """CPU seconds (user + system) of the compile and its children."""
 
     @property
     def ok(self) -> bool:
@@ -175,7 +177,10 @@ class Runner:
     def run_kalg(self, path: Path) -> tuple[int | None, str, float]:
         """Run `kalg optimize` on `path`; (exit code or None on timeout, stderr, seconds)."""
         env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
-        cmd = [sys.executable, "-m", "kalg", "optimize", str(path), "--ops", "all", "--stats",
+        # /usr/bin/time reports the CPU seconds of the compile and its saturation child, a
+        # measure the other work on a shared machine inflates less than wall time.
+        cmd = ["/usr/bin/time", "-f", "kalg-cpu-seconds: %U %S",
+               sys.executable, "-m", "kalg", "optimize", str(path), "--ops", "all", "--stats",
                "-o", os.devnull]
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -207,6 +212,10 @@ class Runner:
             outcome.registers = stats.get("registers", "")
             outcome.candidate = stats.get("candidate", "")
             outcome.stages = ast.literal_eval(stats.get("seconds", "{}"))
+        cpu = [line.split()[1:] for line in stderr.splitlines()
+               if line.startswith("kalg-cpu-seconds:")]
+        if cpu:
+            outcome.cpu = float(cpu[-1][0]) + float(cpu[-1][1])
         status = f"{outcome.instructions} instructions" if outcome.ok else outcome.failure
         print(f"  {name}: {status} ({wall:.1f} s)", file=sys.stderr, flush=True)
         return outcome
@@ -421,7 +430,9 @@ def size_table(sizes: list[int], results: dict[str, list[Outcome]]) -> list[str]
 
 
 def spread(st: tuple[float, float, float, float] | None) -> str:
-    return "n/a" if st is None else f"{st[0]:.1f} ± {st[1]:.1f} ({st[2]:g}-{st[3]:g})"
+    def fmt(x: float) -> str:
+        return f"{x:.0f}" if float(x).is_integer() else f"{x:.1f}"
+    return "n/a" if st is None else f"{st[0]:.1f} ± {st[1]:.1f} ({fmt(st[2])}-{fmt(st[3])})"
 
 
 def count_rows(s: CountSweep) -> list[dict]:
@@ -440,6 +451,7 @@ def count_rows(s: CountSweep) -> list[dict]:
             "longer": sum(t > a for t, a in ok),
             "failed": sum(not t.ok for t, _ in pairs),
             "seconds": stats([t.wall for t, _ in pairs]),
+            "cpu": stats([t.cpu for t, _ in pairs if t.cpu is not None]),
             "alone seconds": stats([s.alone_seconds(k, j) for j in samples]),
             "won by": sorted({t.candidate for t, _ in pairs if t.ok}),
         })
@@ -449,14 +461,16 @@ def count_rows(s: CountSweep) -> list[dict]:
 def count_table(s: CountSweep) -> list[str]:
     lines = ["| k | together: instructions | one at a time: instructions (sum) | "
              "together / one at a time | shorter / equal / longer together | together failed | "
-             "together: seconds | one at a time: seconds (sum) | together won by |",
-             "|---:|---|---|---:|---|---:|---|---|---|"]
+             "together: wall seconds | together: CPU seconds | one at a time: wall seconds "
+             "(sum) | together won by |",
+             "|---:|---|---|---:|---|---:|---|---|---|---|"]
     for r in count_rows(s):
         ratio = "n/a" if r["ratio"] is None else f"{r['ratio']:.2f}"
         lines.append("| " + " | ".join([
             str(r["k"]), spread(r["together"]), spread(r["alone"]), ratio,
             f"{r['shorter']} / {r['equal']} / {r['longer']}", str(r["failed"]),
-            spread(r["seconds"]), spread(r["alone seconds"]), ", ".join(r["won by"])]) + " |")
+            spread(r["seconds"]), spread(r["cpu"]), spread(r["alone seconds"]),
+            ", ".join(r["won by"])]) + " |")
     return lines
 
 
@@ -566,6 +580,7 @@ def count_commentary(sweeps: list[CountSweep]) -> list[str]:
         rows = count_rows(s)
         last = rows[-1]
         worst = max(r["seconds"][3] for r in rows if r["seconds"])
+        worst_cpu = max((r["cpu"][3] for r in rows if r["cpu"]), default=float("nan"))
         text = (f"* {s.registers} registers: at k = {last['k']} together is "
                 f"{spread(last['together'])} instructions (mean ± sd, min-max over "
                 f"{len(s.filters)} filters) against {spread(last['alone'])} one at a time, "
@@ -581,7 +596,8 @@ def count_commentary(sweeps: list[CountSweep]) -> list[str]:
                      f"{n} at k = {k}" for k, n in longer) + ". ")
         text += ("Every filter compiled. " if not failed else "Failed: " + ", ".join(
             f"{n} at k = {k}" for k, n in failed) + " (see Failures). ")
-        text += f"The slowest compile together took {worst:.1f} s."
+        text += (f"The slowest compile together took {worst:.1f} s of wall time "
+                 f"({worst_cpu:.1f} s of CPU at most).")
         notes.append(text)
     cain_ratio = CAIN_TOGETHER / CAIN_ALONE
     notes.append(f"* Cain paper, random 3x3 kernels, 18 registers: {CAIN_TOGETHER} together "
@@ -593,9 +609,17 @@ def count_commentary(sweeps: list[CountSweep]) -> list[str]:
     return notes
 
 
-def size_section(sizes: list[int], size_results: dict[str, list[Outcome]]) -> list[str]:
+def size_section(sizes: list[int], size_results: dict[str, list[Outcome]],
+                 previous: str = "") -> list[str]:
+    """The kernel-size section; with --skip-size, the one of the report being replaced (its
+    text up to the next section), said to be from an earlier run."""
     if not size_results:
-        return []
+        if "## Kernel size" not in previous:
+            return []
+        old = previous.split("## Kernel size", 1)[1].split("\n## ", 1)[0].strip("\n")
+        return ["## Kernel size", "",
+                "(From the previous run of this study, whose command is in the git history of "
+                "this file; this run passed --skip-size.)", "", old, ""]
     return ["## Kernel size", "",
             "Box: n x n, every weight 1, no division (a plain sum). Binomial Gaussian: the outer "
             "product of the binomial row C(n-1, k), divided by 2^(2(n-1)). Registers A..F, "
@@ -611,6 +635,8 @@ def write_report(out: Path, args: argparse.Namespace, sizes: list[int],
                f"--max-size {args.max_size} --max-kernels {args.max_kernels} "
                f"--filters {args.filters} --seed {args.seed} --timeout {args.timeout:g} "
                f"--memory-gib {args.memory_gib:g} --jobs {args.jobs}")
+    report = out / "scaling.md"
+    previous = report.read_text(encoding="utf-8") if report.exists() else ""
     every = [o for r in size_results.values() for o in r]
     every += [o for s in sweeps for row in s.alone for o in row]
     every += [o for s in sweeps for (k, _), o in s.together.items() if k > 1]
@@ -628,7 +654,7 @@ def write_report(out: Path, args: argparse.Namespace, sizes: list[int],
         "matrix and outputs one at a time). In the kernel-count sweep "
         f"{args.jobs} compiles ran at a time.",
         "",
-        *size_section(sizes, size_results),
+        *size_section(sizes, size_results, previous),
         "## Number of kernels compiled together",
         "",
         f"Cain's protocol (section 4.3 of the Cain paper): for k = 1 .. {args.max_kernels}, "

@@ -599,31 +599,50 @@ def _one_at_a_time(outputs: dict, registers: tuple[str, ...], input_register: st
                    deadline: _Deadline | None = None) -> list[Instr] | None:
     """Each output compiled on its own (its own e-graph and candidates), written to its
     register while the input and the outputs already made are kept; the output that goes to
-    the input's register last. None if a stage finds no program in the registers left, or as
-    soon as the program cannot be shorter than `bound` (the stages left counted at
-    `_lower_bound`)."""
+    the input's register last. After each stage, the outputs left may instead be finished by
+    one constant-matrix program in the registers left (`codegen.matrix_filter`): the shortest
+    of these is returned. None if nothing beats `bound` (a stage is not started once the
+    program cannot get shorter than `bound` or the best so far, the stages left counted at
+    `_lower_bound`) or no stage fits."""
     order = sorted(outputs, key=lambda r: (r == input_register, registers.index(r)))
     program: list[Instr] = []
+    best: list[Instr] | None = None
     done: list[str] = []
     for i, reg in enumerate(order):
-        rest = sum(_lower_bound(outputs[r]) for r in order[i:])
-        if bound is not None and len(program) + rest >= bound:
-            return None
-        optimized = optimize({reg: outputs[reg]}, _options(ops, settings))
-        stage = {"e-graph": optimized.decomposition, "e-graph variants": optimized.applied,
-                 "horner": direct_decomposition({reg: outputs[reg]})}
-        if (chain := codegen.factor_chain({reg: outputs[reg]})) is not None:
-            stage["factor chain"] = chain
-        keep = () if reg == input_register else ((input_register, 0),)
-        stage = {n: Decomposition(d.values, (*d.outputs, *keep)) for n, d in stage.items()}
         free = tuple(r for r in registers if r not in done)
-        try:
-            part, _ = _best_program(stage, free, input_register, ops)
-        except RegisterPressureError:
-            return None
+        rest = codegen.matrix_filter({r: outputs[r] for r in order[i:]}, free,
+                                     input_register, ops) if i > 0 else None
+        if rest is not None and (bound is None or len(program) + len(rest) < bound) and (
+                best is None or len(program) + len(rest) < len(best)):
+            best = program + rest
+        limit = min([b for b in (bound, best and len(best)) if b], default=None)
+        if limit is not None and len(program) + sum(_lower_bound(outputs[r])
+                                                    for r in order[i:]) >= limit:
+            return best
+        part = _stage(reg, outputs[reg], free, input_register, ops, settings)
+        if part is None:
+            return best
         program += part
         done.append(reg)
-    return program
+    return program if best is None or len(program) <= len(best) else best
+
+
+def _stage(reg: str, kernel, free: tuple[str, ...], input_register: str, ops: str,
+           settings: Settings) -> list[Instr] | None:
+    """One output's own compile into `reg` within `free`, keeping the input (unless `reg` is
+    the input's register); None if it does not fit."""
+    optimized = optimize({reg: kernel}, _options(ops, settings))
+    stage = {"e-graph": optimized.decomposition, "e-graph variants": optimized.applied,
+             "horner": direct_decomposition({reg: kernel})}
+    if (chain := codegen.factor_chain({reg: kernel})) is not None:
+        stage["factor chain"] = chain
+    keep = () if reg == input_register else ((input_register, 0),)
+    stage = {n: Decomposition(d.values, (*d.outputs, *keep)) for n, d in stage.items()}
+    try:
+        part, _ = _best_program(stage, free, input_register, ops)
+    except RegisterPressureError:
+        return None
+    return part
 
 
 def _search_stats(o: Optimized) -> dict[str, object]:
