@@ -37,7 +37,7 @@ from kalg.frontend.target import WIDE
 from kalg.kernel import REAL, Kernel
 from kalg.scamp5.isa import REGISTERS as SCAMP5_REGISTERS
 from kalg.scamp5.isa import SIMULATED_REGISTERS, Instr, bus_steps
-from kalg.scamp5.simulator import verify_numeric
+from kalg.scamp5.simulator import verify_numeric, verify_numeric_channels
 from kalg.scamp5.text import format_program
 from kalg.stages import Stage
 
@@ -120,6 +120,9 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
     ops = settings.ops or target.ops
     registers = settings.registers or target.registers
     target_name = settings.target or target.name
+    if definition.channels:
+        return _compile_channels(definition, path, settings.emit, ops, registers, target,
+                                 target_name, clock)
     _check_compilable(definition, input_register, registers, target_name,
                       from_options=bool(settings.registers or settings.input))
     warnings = _early_warnings(definition, settings.warn)
@@ -222,6 +225,42 @@ class _Deadline:
 
     def passed(self) -> bool:
         return self.left() <= 0
+
+
+def _compile_channels(definition: frontend.Definition, path: str | Path, emit: Stage, ops: str,
+                      registers: tuple[str, ...], target, target_name: str,
+                      clock: Clock) -> Result:
+    """A filter over several inputs (`kalg.channels`): compiled as one constant-matrix program
+    (`codegen.matrix_channels`, each input divided once, sharing within and across channels
+    through the walk of each output), verified exactly on every input and numerically on
+    random images. The e-graph stages do not apply to it."""
+    if emit is not Stage.PROGRAM:
+        raise KalgError(f"'{definition.name}' reads several inputs: it is compiled directly "
+                        "as a constant-matrix program, so there is no e-graph or "
+                        "decomposition stage to emit (--emit kernels and ast work)")
+    universe = SIMULATED_REGISTERS if target_name == WIDE else SCAMP5_REGISTERS
+    if missing := sorted(({*definition.channels, *target.inputs} - set(registers))
+                         | (set(registers) - set(universe))):
+        raise KalgError(f"register(s) {', '.join(missing)} are not in the register budget "
+                        f"{' '.join(registers)} of target {target_name}")
+    program = codegen.matrix_channels(definition.channels, registers, target.inputs, ops)
+    if program is None:
+        raise RegisterPressureError(
+            f"no program for the {len(definition.channels)} output(s) over the inputs "
+            f"{', '.join(target.inputs)} fits in {len(registers)} register(s)",
+            hint="each input needs a register for its divided copy and each output one to "
+                 "accumulate in; give more registers or fewer outputs")
+    clock.lap("codegen")
+    rng = np.random.default_rng(0)
+    images = {c: rng.uniform(-1, 1, VERIFY_SHAPE) for c in target.inputs}
+    verify_numeric_channels(program, definition.channels, images)
+    clock.lap("verify")
+    stats = _program_stats(program, registers, ops) | {
+        "candidate": MATRIX, "inputs": " ".join(target.inputs),
+        "seconds": {stage: round(s, 3) for stage, s in clock.laps.items()}}
+    header = _header(definition, path, ops, registers, " ".join(target.inputs), target_name)
+    return Result(Stage.PROGRAM, format_program(program, header=header), stats, program,
+                  definition=definition, verified=True, input_register=target.inputs[0])
 
 
 def _check_compilable(definition: frontend.Definition, input_register: str,

@@ -37,9 +37,9 @@ from kalg.codegen.sequential import sequential
 from kalg.decomp import Decomposition, Op
 from kalg.diagnostics import RegisterPressureError, VerificationError
 from kalg.scamp5.isa import OP_SETS, Instr, bus_steps, op_set_violation
-from kalg.scamp5.symbolic import initial_state, step, verify_exact
+from kalg.scamp5.symbolic import initial_state, step, verify_exact, verify_exact_channels
 
-__all__ = ["QUICK", "Limits", "factor_chain", "generate", "matrix_filter"]
+__all__ = ["QUICK", "Limits", "factor_chain", "generate", "matrix_channels", "matrix_filter"]
 
 INLINE_CAPS = (0, 4, 8)
 """Inlining policies tried (see `network.normalise`): 0 keeps the decomposition's structure."""
@@ -208,14 +208,37 @@ def matrix_filter(outputs, registers: Sequence[str], input_register: str,
     """The filter `outputs` (register → Kernel) as a constant-matrix multiplication over the
     input divided once (`matrix.matrix_program`), verified exactly; None where that
     construction finds no program (non-dyadic kernels, no room for the pool's s)."""
-    program = matrix_program(outputs, registers, input_register, op_set)
+    parts = {reg: {input_register: k} for reg, k in outputs.items()}
+    program = matrix_program(parts, registers, (input_register,), op_set)
     if program is None:
         return None
+    _check_program(program, registers, op_set, (input_register,))
+    verify_exact(program, outputs, input_register)
+    return program
+
+
+def matrix_channels(outputs, registers: Sequence[str], inputs: Sequence[str],
+                    op_set: str) -> list[Instr] | None:
+    """`matrix_filter` for a filter over several inputs: `outputs` maps each output register
+    to input register → kernel. Verified exactly on every channel (`verify_exact_channels`)."""
+    program = matrix_program(outputs, registers, tuple(inputs), op_set)
+    if program is None:
+        return None
+    _check_program(program, registers, op_set, tuple(inputs))
+    verify_exact_channels(program, outputs, tuple(inputs))
+    return program
+
+
+def _check_program(program: list[Instr], registers: Sequence[str], op_set: str,
+                   inputs: tuple[str, ...]) -> None:
     text = "\n".join(str(i) for i in program)
     for instr in program:
         if problem := (instr.violation() or op_set_violation(instr, op_set)
                        or _foreign_register(instr, registers)):
             raise VerificationError(f"{instr}: {problem}", program_text=text)
-    _check_defined(program, input_register, text)
-    verify_exact(program, outputs, input_register)
-    return program
+    defined = set(inputs)
+    for instr in program:
+        if undefined := [r for r in instr.reads() if r not in defined]:
+            raise VerificationError(f"{instr}: reads undefined register(s) {undefined}",
+                                    program_text=text)
+        defined |= set(instr.writes()) - {"NEWS"}

@@ -52,6 +52,10 @@ from kalg.scamp5.isa import (
 )
 
 Offset = tuple[int, int]
+Key = tuple[str, Offset]
+"""(input channel, offset): a column of the coefficient matrix."""
+Value = tuple[str, int]
+"""A pool value: (input channel, signed multiple of that channel's s)."""
 Atom = tuple[str, bool]
 """(register holding a pool value, subtract it?)"""
 
@@ -59,40 +63,45 @@ MAX_EXACT_PATH = 12
 """Outputs with more nonzero offsets than this get a greedy walk instead of the exact one."""
 
 
-def matrix_program(outputs: Mapping[str, Kernel], registers: Sequence[str], input_register: str,
-                   op_set: str) -> list[Instr] | None:
-    """The shortest program this construction finds for `outputs` (register → kernel), or None.
-    Not yet verified: the caller (`codegen.matrix_filter`) verifies it."""
+def matrix_program(outputs: Mapping[str, Mapping[str, Kernel]], registers: Sequence[str],
+                   inputs: Sequence[str], op_set: str) -> list[Instr] | None:
+    """The shortest program this construction finds for `outputs` (output register → input
+    register → kernel: one entry per input channel the output reads), or None. Each input has
+    its own s and pool; an output's walk adds atoms of every channel at each offset. Not yet
+    verified: the caller (`codegen.matrix_filter`) verifies it."""
     problem = _integer_matrix(outputs)
     if problem is None:
         return None
     m, rows = problem
     fused = op_set == "all"
     best: list[Instr] | None = None
-    for order in _orders(rows, registers, input_register):
+    for order in _orders(rows, registers):
         for wanted in _pools(rows, m):
-            program = _Builder(registers, input_register, fused, m).run(rows, order, wanted)
+            program = _Builder(registers, tuple(inputs), fused, m).run(rows, order, wanted)
             if program is not None and (best is None or len(program) < len(best)):
                 best = program
     return best
 
 
-def _integer_matrix(outputs: Mapping[str, Kernel]):
-    """(m, {register: {offset: integer c}}) with kernel = Σ c·S^d / 2^m, or None."""
+def _integer_matrix(outputs: Mapping[str, Mapping[str, Kernel]]):
+    """(m, {register: {(channel, offset): integer c}}) with each channel's kernel
+    Σ c·S^d / 2^m, or None."""
     m = 0
-    for k in outputs.values():
-        if not k.is_dyadic() or k.semiring.name != "real":
-            return None
-        for c in k.taps.values():
-            m = max(m, Fraction(c).denominator.bit_length() - 1)
-    rows = {reg: {d: int(Fraction(c) * 2 ** m) for d, c in k.taps.items() if c != 0}
-            for reg, k in outputs.items()}
+    for parts in outputs.values():
+        for k in parts.values():
+            if not k.is_dyadic() or k.semiring.name != "real":
+                return None
+            for c in k.taps.values():
+                m = max(m, Fraction(c).denominator.bit_length() - 1)
+    rows = {reg: {(ch, d): int(Fraction(c) * 2 ** m)
+                  for ch, k in parts.items() for d, c in k.taps.items() if c != 0}
+            for reg, parts in outputs.items()}
     if m > 12 or any(abs(c) > 4096 for r in rows.values() for c in r.values()):
         return None
     return m, rows
 
 
-def _orders(rows: dict[str, dict[Offset, int]], registers: Sequence[str], input_register: str):
+def _orders(rows: dict[str, dict[Key, int]], registers: Sequence[str]):
     """Output orders to try: the heaviest (most coefficient mass) first, so that the lightest are
     made last, when the pool is smallest; and the register order. Deterministic."""
     mass = {r: sum(abs(c) for c in row.values()) for r, row in rows.items()}
@@ -105,7 +114,7 @@ def _orders(rows: dict[str, dict[Offset, int]], registers: Sequence[str], input_
     return seen
 
 
-def _pools(rows: dict[str, dict[Offset, int]], m: int) -> list[frozenset[int]]:
+def _pools(rows: dict[str, dict[Key, int]], m: int) -> list[frozenset[int]]:
     """Signed multiples of s to make before the outputs (s itself always): nothing more; the
     halvings' chain (both signs: div makes -x/2 for free); every coefficient magnitude used,
     positive, negated (for walks that subtract: `subx` carries a move and a term) or both; and
@@ -137,13 +146,13 @@ class _Failed(Exception):
 @dataclass
 class _Builder:
     registers: Sequence[str]
-    input_register: str
+    inputs: tuple[str, ...]
     fused: bool
     m: int
 
     def run(self, rows, order, wanted) -> list[Instr] | None:
         self.program: list[Instr] = []
-        self.held: dict[str, int] = {self.input_register: 2 ** self.m}
+        self.held: dict[str, Value] = {ch: (ch, 2 ** self.m) for ch in self.inputs}
         self.done: list[str] = []
         self.order = order
         self.rows = rows
@@ -169,24 +178,48 @@ class _Builder:
         return sorted(free, key=lambda r: (r in late, -late.get(r, 0), self.registers.index(r)))
 
     def _make_pool(self, wanted: frozenset[int]) -> None:
+        for i, ch in enumerate(self.inputs):
+            self._halvings(ch, wanted)
+            if i + 1 < len(self.inputs):  # room for the next input's divisions
+                for r, (c, v) in sorted(self.held.items()):
+                    if c == ch and v != 1 and v not in wanted:
+                        del self.held[r]
+        self.wanted = wanted | {1}
+        self._cut(0)
+        for ch in self.inputs:
+            have = {v for c, v in self.held.values() if c == ch}
+            for w in sorted(wanted - have, key=lambda w: (abs(w), w < 0)):
+                self._make_sum(ch, w)
+
+    def _halvings(self, ch: str, wanted: frozenset[int]) -> None:
+        """s of channel `ch` by m halvings of its input, keeping the wanted intermediate
+        values (and the negated copies div makes)."""
         value = 2 ** self.m
-        src = self.input_register
+        src = ch
         while value > 1:
             keep = value in wanted
             half = value // 2
             free = self._free()
+            if len(free) < (1 if not self.fused else 2) and len(self.inputs) > 1:
+                # Out of room between several inputs: drop this input's unwanted intermediate
+                # values (div's copies). (For one input this would also help a tight register
+                # file, but the scaling study of docs/scaling.md was measured without it.)
+                for r, (c, v) in sorted(self.held.items()):
+                    if c == ch and r != src and v not in wanted:
+                        del self.held[r]
+                free = self._free()
             if not self.fused:
                 if not free:
                     raise _Failed
                 self.program.append(Divq(free[0], src))
                 if not keep:
                     del self.held[src]
-                self.held[free[0]] = half
+                self.held[free[0]] = (ch, half)
                 src = free[0]
             elif keep and len(free) >= 3:
                 y0, y1, y2 = free[:3]
                 self.program.append(Div4(y0, y1, y2, src))
-                self.held[y0], self.held[y1], self.held[y2] = half, -half, value
+                self.held[y0], self.held[y1], self.held[y2] = (ch, half), (ch, -half), (ch, value)
                 del self.held[src]
                 src = y0
             else:
@@ -195,34 +228,31 @@ class _Builder:
                 y0, y1 = free[:2]
                 self.program.append(Div(y0, y1, src))
                 del self.held[src]
-                self.held[y0], self.held[y1] = half, -half
+                self.held[y0], self.held[y1] = (ch, half), (ch, -half)
                 src = y0
             value = half
-        self.wanted = wanted | {1}
-        self._cut(0)
-        for w in sorted(wanted - set(self.held.values()), key=lambda w: (abs(w), w < 0)):
-            self._make_sum(w)
 
-    def _make_sum(self, w: int) -> None:
+    def _make_sum(self, ch: str, w: int) -> None:
         """w·s as the sum or difference of two pool values (one instruction), if any pair fits
         and a register is free."""
         free = self._free()
         if not free:
             return
-        for (ra, a), (rb, b) in itertools.permutations(sorted(self.held.items()), 2):
+        mine = sorted((r, v) for r, (c, v) in self.held.items() if c == ch)
+        for (ra, a), (rb, b) in itertools.permutations(mine, 2):
             if a + b == w and ra != rb:
                 self.program.append(Add(free[0], ra, rb))
             elif a - b == w:
                 self.program.append(Sub(free[0], ra, rb))
             else:
                 continue
-            self.held[free[0]] = w
+            self.held[free[0]] = (ch, w)
             return
 
-    def _benefit(self, start: int, held: dict[str, int]) -> int:
+    def _benefit(self, start: int, held: dict[str, Value]) -> int:
         """Estimated instructions of the outputs from `start` on with the pool `held` (lower
         is better; `_estimate`)."""
-        values = frozenset(held.values())
+        values = _by_channel(held)
         total = 0
         for reg in self.order[start:]:
             total += _estimate(self.rows[reg], values)
@@ -231,7 +261,7 @@ class _Builder:
     def _cut(self, start: int) -> None:
         """Drop pool values the outputs from `start` on do not use (not wanted ones)."""
         for r in sorted(self.held):
-            if start == 0 and self.held[r] in self.wanted:
+            if start == 0 and self.held[r][1] in self.wanted:
                 continue
             trial = {k: v for k, v in self.held.items() if k != r}
             if self._benefit(start, trial) <= self._benefit(start, self.held):
@@ -263,23 +293,32 @@ class _Builder:
         del self.held[r]
 
 
-def _estimate(row: dict[Offset, int], values: frozenset[int]) -> int:
+def _by_channel(held: Mapping[str, Value]) -> dict[str, frozenset[int]]:
+    out: dict[str, set[int]] = {}
+    for ch, v in held.values():
+        out.setdefault(ch, set()).add(v)
+    return {ch: frozenset(vs) for ch, vs in out.items()}
+
+
+def _estimate(row: dict[Key, int], values: dict[str, frozenset[int]]) -> int:
     """Instructions one output's walk takes with pool `values`, estimated: the better of an
     adding walk (one per atom, the first move extra) and a subtracting walk (`subx` carries each
     move in, so one per atom less one, plus a neg when no coefficient is a positive pool value,
     a move home unless the origin is the last offset, a move for each offset whose coefficient
     has no negated pool value)."""
-    key = tuple(sorted(values))
+    keys = {ch: tuple(sorted(vs)) for ch, vs in values.items()}
     atoms = 0
-    for c in row.values():
-        rep = _representation(c, key)
+    for (ch, _), c in row.items():
+        rep = _representation(c, keys.get(ch, ()))
         if rep is None:
             return 10 ** 6
         atoms += len(rep)
     adding = atoms
-    starts = any(c in values for c in row.values())
-    unsigned = sum(1 for c in row.values() if -c not in values)
-    home = 0 if row.get((0, 0)) and -row[(0, 0)] in values else 1
+    empty: frozenset[int] = frozenset()
+    starts = any(c in values.get(ch, empty) for (ch, _), c in row.items())
+    unsigned = sum(1 for (ch, _), c in row.items() if -c not in values.get(ch, empty))
+    home = 0 if any(d == (0, 0) and -c in values.get(ch, empty)
+                    for (ch, d), c in row.items()) else 1
     subtracting = atoms - 1 + (not starts) + home + max(unsigned - 1, 0)
     return min(adding, subtracting)
 
@@ -322,7 +361,7 @@ def _representation(c: int, values: tuple[int, ...]) -> tuple[int, ...] | None:
 
 # --- one output: a walk over its offsets -----------------------------------------------------
 
-def _emit_output(y: str, row: dict[Offset, int], held: dict[str, int], fused: bool,
+def _emit_output(y: str, row: dict[Key, int], held: dict[str, Value], fused: bool,
                  ) -> list[Instr]:
     """Instructions leaving Σ row[d]·S^d s in register y, reading the pool `held`: the shorter
     of a walk that adds where it can and one that subtracts negated pool values where it can."""
@@ -336,22 +375,22 @@ def _emit_output(y: str, row: dict[Offset, int], held: dict[str, int], fused: bo
 
 
 def _plan(row, held, prefer_sub: bool) -> dict[Offset, list[Atom]]:
-    values = tuple(sorted(set(held.values())))
-    by_value: dict[int, str] = {}
+    values = {ch: tuple(sorted(vs)) for ch, vs in _by_channel(held).items()}
+    by_value: dict[Value, str] = {}
     for r in sorted(held):
         by_value.setdefault(held[r], r)
     plan: dict[Offset, list[Atom]] = {}
-    for d, c in row.items():
-        rep = _representation(c, values)
+    for (ch, d), c in row.items():
+        rep = _representation(c, values.get(ch, ()))
         if rep is None:
             raise _Failed
         atoms = []
         for v in rep:
-            as_sub = -v in by_value and (prefer_sub or v not in by_value)
-            atoms.append((by_value[-v], True) if as_sub else (by_value[v], False))
+            as_sub = (ch, -v) in by_value and (prefer_sub or (ch, v) not in by_value)
+            atoms.append((by_value[(ch, -v)], True) if as_sub else (by_value[(ch, v)], False))
         # Subtractions first (one may ride on the move in), additions last (one carries the
         # move out).
-        plan[d] = sorted(atoms, key=lambda a: not a[1])
+        plan[d] = sorted([*plan.get(d, []), *atoms], key=lambda a: not a[1])
     return plan
 
 

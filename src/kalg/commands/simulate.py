@@ -85,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
     program = api.load_program(args.program, ops=args.ops,
                                simulated_registers=args.simulated_registers)
     kernel_path, name = _kernel_spec(args.kernel)
+    if (channels := _channel_targets(kernel_path, name)) is not None:
+        return _run_channels(args, program, *channels)
     targets, input_register = api.load_targets(Path(kernel_path), name=name, input=args.input)
     image, image_label = _input_image(args)
     regs = sorted({r for i in program for r in i.registers()} | {input_register})
@@ -122,6 +124,57 @@ def run(args: argparse.Namespace) -> int:
         out.line(f"report   {path}")
         out.data["report"] = str(path)
     out.finish()
+    return 0
+
+
+def _channel_targets(kernel_path: str, name: str | None):
+    """(output → input → kernel, input registers) when the definition reads several inputs,
+    else None."""
+    from kalg.frontend import load_file
+
+    module = load_file(Path(kernel_path))
+    definition = module.definition(name)
+    return (definition.channels, module.target.inputs) if definition.channels else None
+
+
+def _run_channels(args: argparse.Namespace, program, targets: dict,
+                  inputs: tuple[str, ...]) -> int:
+    """Both checks for a filter over several inputs: a random image per input (seeds --seed,
+    --seed + 1, ...); exact on every input, numeric by superposition of the inputs."""
+    import numpy as np
+
+    from kalg.diagnostics import VerificationError
+    from kalg.scamp5.isa import bus_steps
+    from kalg.scamp5.simulator import verify_numeric_channels
+    from kalg.scamp5.symbolic import verify_exact_channels
+
+    if args.image or args.noise or args.write_result or args.json or args.report:
+        raise UsageError("for a filter over several inputs, kalg simulate checks random images "
+                         "only (--seed, --size): --image, --noise, --write-result, --json and "
+                         "--report take one input")
+    shape = _size(args.size)
+    images = {c: np.random.default_rng(args.seed + i).uniform(-1, 1, shape)
+              for i, c in enumerate(inputs)}
+    print(f"program  {args.program}: {len(program)} instructions, {bus_steps(program)} bus "
+          f"steps")
+    print(f"kernel   {args.kernel}: outputs {' '.join(sorted(targets))}, inputs "
+          f"{' '.join(inputs)}")
+    details = {}
+    try:
+        verify_exact_channels(program, targets, inputs)
+        print(f"exact    ok: every output holds its kernel on every input "
+              f"({' '.join(sorted(targets))})")
+    except VerificationError as err:
+        print("exact    FAILED")
+        details["exact"] = err.message
+    try:
+        worst = verify_numeric_channels(program, targets, images)
+        print("numeric  ok: " + ", ".join(f"{r} max abs error {e:.3g}" for r, e in worst.items()))
+    except VerificationError as err:
+        print("numeric  FAILED")
+        details["numeric"] = err.message
+    if details:
+        raise ProgramMismatchError("; ".join(details.values()), details=details)
     return 0
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from kalg import approx
+from kalg.channels import Channels
 from kalg.diagnostics import KalgError, KalgSemanticError, Span
 from kalg.frontend import ast
 from kalg.frontend.evaluate import MONOMIALS, Scope, evaluate, located
@@ -160,6 +161,8 @@ def _define(statement: ast.KernelDef | ast.FilterDef, scope: Scope, settings: _S
     else:
         kind = "filter"
         places = _filter_outputs(statement, target)
+        if target.inputs:
+            return _channel_filter(statement, places, scope, target)
     what = f"{kind} {statement.name!r}"
     exact = {register: _value(expr, span, scope, settings.semiring, what)
              for register, (expr, span) in places.items()}
@@ -178,6 +181,29 @@ def _define(statement: ast.KernelDef | ast.FilterDef, scope: Scope, settings: _S
     return Definition(statement.name, kind, outputs, settings.semiring, statement.span,
                       approx_error=errors, approx_depth=depths, exact=exact,
                       unapproximated=unapproximated, border=settings.border)
+
+
+def _channel_filter(statement: ast.FilterDef, places: dict[str, tuple[ast.Expr, Span]],
+                    scope: Scope, target: Target) -> Definition:
+    """A filter over several inputs: each output a kernel per input channel (exact, dyadic:
+    approximation is not offered for channels)."""
+    scope = replace(scope, channels=frozenset(target.inputs))
+    channels: dict[str, dict[str, Kernel]] = {}
+    for register, (expr, span) in places.items():
+        value = evaluate(expr, scope, REAL)
+        if not isinstance(value, Channels):
+            raise KalgSemanticError(
+                f"output {register} names no input: the target reads the inputs "
+                f"{', '.join(target.inputs)}, so every term applies a kernel to one of them, "
+                f"e.g. 'k * {target.inputs[0]}'", span)
+        for channel, kernel in value.parts:
+            if not kernel.is_dyadic():
+                raise KalgSemanticError(
+                    f"output {register} applies a kernel with a non-dyadic coefficient to "
+                    f"input {channel}: SCAMP-5 can only halve (approximation is not offered "
+                    "for filters over several inputs)", span)
+        channels[register] = value.as_dict()
+    return Definition(statement.name, "filter", {}, REAL, statement.span, channels=channels)
 
 
 def _filter_outputs(statement: ast.FilterDef, target: Target,

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 
+from kalg.channels import Channels
 from kalg.diagnostics import KalgError, KalgSemanticError, SemiringError, Span
 from kalg.frontend import ast
 from kalg.kernel import BOOLEAN, MAXPLUS, MINPLUS, REAL, Kernel, Semiring
@@ -55,6 +56,8 @@ class Scope:
     filters: frozenset[str] = frozenset()
     later: Mapping[str, int] | None = None
     current: str | None = None
+    channels: frozenset[str] = frozenset()
+    """Input registers that name input channels here (a filter over several inputs)."""
 
 
 def evaluate(expr: ast.Expr, scope: Scope, semiring: Semiring = REAL) -> Kernel:
@@ -85,6 +88,8 @@ def _number(node: ast.Number, scope: Scope, semiring: Semiring) -> Kernel:
 
 
 def _name(node: ast.Name, scope: Scope, semiring: Semiring) -> Kernel:
+    if node.name in scope.channels:
+        return Channels.unit(node.name)
     if node.name in MONOMIALS:
         return Kernel.unit(*MONOMIALS[node.name], semiring=semiring)
     if (kernel := scope.kernels.get(node.name)) is not None:
@@ -166,24 +171,35 @@ def _coefficient(value: Fraction | float, semiring: Semiring) -> object:
 def _add(node: ast.Add, scope: Scope, semiring: Semiring) -> Kernel:
     left, right = _operands(node, scope, semiring)
     with located(node.span):
-        return left + right
+        return _channel_first(left, right) + right
 
 
 def _sub(node: ast.Sub, scope: Scope, semiring: Semiring) -> Kernel:
     left, right = _operands(node, scope, semiring)
     with located(node.span):
-        return left - right
+        return _channel_first(left, right) - right
+
+
+def _channel_first(left, right):
+    """`left`, or an error where a kernel meets a channel value in a sum (it names no input)."""
+    if isinstance(right, Channels) and not isinstance(left, Channels):
+        raise KalgSemanticError(
+            "a kernel alone names no input: in a filter over several inputs every term applies "
+            "a kernel to an input, e.g. 'k * A'")
+    return left
 
 
 def _mul(node: ast.Mul, scope: Scope, semiring: Semiring) -> Kernel:
     left, right = _operands(node, scope, semiring)
     with located(node.span):
+        if isinstance(right, Channels):
+            return right.compose(left)  # convolution commutes
         return left.compose(right)
 
 
 def _div(node: ast.Div, scope: Scope, semiring: Semiring) -> Kernel:
     left = evaluate(node.left, scope, semiring)
-    if left.semiring is not REAL:
+    if not isinstance(left, Channels) and left.semiring is not REAL:
         raise SemiringError(f"cannot divide in the {left.semiring.name} semiring", node.span)
     divisor = _constant(evaluate(node.right, scope, semiring), "a divisor", node.span)
     if divisor == 0:
@@ -199,6 +215,8 @@ def _neg(node: ast.Neg, scope: Scope, semiring: Semiring) -> Kernel:
 
 def _pow(node: ast.Pow, scope: Scope, semiring: Semiring) -> Kernel:
     base = evaluate(node.base, scope, semiring)
+    if isinstance(base, Channels):
+        raise KalgSemanticError("an input cannot be raised to a power", node.span)
     n = node.exponent
     if len(base) == 1 and base.entries[0][1] == base.semiring.one:  # a monomial: x^a y^b
         (dx, dy), _ = base.entries[0]
@@ -241,7 +259,10 @@ def _call(node: ast.Call, scope: Scope, semiring: Semiring) -> Kernel:
     if len(node.arguments) != 1:
         raise KalgSemanticError(
             f"{node.function} takes 1 kernel, not {len(node.arguments)} arguments", node.span)
-    return function(evaluate(node.arguments[0], scope, semiring))
+    argument = evaluate(node.arguments[0], scope, semiring)
+    if isinstance(argument, Channels):
+        return argument.map(function)
+    return function(argument)
 
 
 def _shift(node: ast.Call, scope: Scope, semiring: Semiring) -> Kernel:

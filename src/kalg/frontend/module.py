@@ -21,10 +21,14 @@ class Target:
 
     registers: tuple[str, ...] = DEFAULT_REGISTERS
     input: str = "A"
+    """The input register (the first, where several inputs are listed)."""
     ops: str = "all"
     """"all" (every SCAMP-5 macro) or "basic" (mov, movx, add, sub, neg, divq, res)."""
     name: str = "scamp5"
     span: Span | None = field(default=None, compare=False)
+    inputs: tuple[str, ...] = ()
+    """Every input register when the block lists several (`input: A B`): a filter's outputs
+    then read input channels by name (`kalg.channels`); empty for one input."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +53,9 @@ class Definition:
     error a target that can only halve (SCAMP-5) raises; the cpu target takes them as they are."""
     border: str | None = None
     """The `border` setting ('replicate', 'constant 0.5', ...) or None: the cpu target's default."""
+    channels: dict[str, dict[str, Kernel]] = field(default_factory=dict)
+    """For a filter over several inputs: output register → input register → kernel
+    (`outputs` is then empty)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,13 +24,19 @@ def format_module(module: Module, name: str | None = None) -> str:
 
 def format_target(target: Target) -> str:
     return (f"target {target.name} {{ registers: {_register_list(target.registers)}, "
-            f"input: {target.input}, ops: {target.ops} }}")
+            f"input: {' '.join(target.inputs or (target.input,))}, ops: {target.ops} }}")
 
 
 def format_definition(definition: Definition) -> str:
     """A definition with its exact values; approximations are explained in comments above it."""
     notes = [_approx_note(definition, register) for register in definition.approx_error]
     suffix = "" if definition.semiring is REAL else f" with semiring {definition.semiring.name}"
+    if definition.channels:
+        lines = [f"filter {definition.name} = ["]
+        for register, parts in definition.channels.items():
+            terms = [f"{format_kernel(k, one_line=True)} * {c}" for c, k in parts.items()]
+            lines.append(f"  {register}: " + " + ".join(terms) + ",")
+        return "\n".join(lines) + "\n]"
     if definition.kind == "kernel":
         (kernel,) = definition.outputs.values()
         head = f"kernel {definition.name} = "

@@ -45,16 +45,19 @@ def _target(block: ast.TargetBlock) -> Target:
     registers = _registers(fields["registers"]) if "registers" in fields else Target().registers
     if block.name != WIDE and "registers" in fields:
         _check_real_registers(registers, fields["registers"])
-    input_register = _single(fields["input"], "input") if "input" in fields else registers[0]
-    if input_register not in registers:
-        raise KalgSemanticError(
-            f"the input register {input_register!r} is not one of the registers "
-            f"{', '.join(registers)}", fields["input"].span if "input" in fields else block.span)
+    inputs = _registers(fields["input"]) if "input" in fields else registers[:1]
+    for input_register in inputs:
+        if input_register not in registers:
+            raise KalgSemanticError(
+                f"the input register {input_register!r} is not one of the registers "
+                f"{', '.join(registers)}",
+                fields["input"].span if "input" in fields else block.span)
     ops = _single(fields["ops"], "ops") if "ops" in fields else Target().ops
     if ops not in OP_SETS:
         raise KalgSemanticError(f"unknown op set {ops!r}: expected {' or '.join(OP_SETS)}",
                                 fields["ops"].items[0].span)
-    return Target(registers, input_register, ops, block.name, block.span)
+    return Target(registers, inputs[0], ops, block.name, block.span,
+                  inputs if len(inputs) > 1 else ())
 
 
 def _check_real_registers(registers: tuple[str, ...], field: ast.TargetField) -> None:

@@ -32,7 +32,16 @@ import numpy as np
 
 from kalg.diagnostics import KalgError, VerificationError
 from kalg.kernel import Kernel
-from kalg.scamp5.isa import NEWS, REGISTERS, SIMULATED_REGISTERS, Effect, Instr, Offset, Term
+from kalg.scamp5.isa import (
+    NEWS,
+    REGISTERS,
+    SIMULATED_REGISTERS,
+    Effect,
+    Instr,
+    Offset,
+    Res,
+    Term,
+)
 from kalg.scamp5.noise import ErrorStats, NoiseModel, Perturbation, error_stats
 
 ALL_REGISTERS = (*REGISTERS, NEWS)
@@ -371,6 +380,34 @@ def verify_numeric(program: Sequence[Instr], targets: Mapping[str, Kernel], imag
     problems, worst = [], {}
     for reg, kernel in sorted(targets.items()):
         got, want = result[reg][..., rows, cols], kernel.apply(img)[..., rows, cols]
+        worst[reg] = _max_abs(got, want)
+        if problem := _compare(reg, got, want, (rows.start, cols.start)):
+            problems.append(problem)
+    if problems:
+        raise VerificationError("; ".join(problems), program_text="\n".join(map(str, program)))
+    return worst
+
+
+def verify_numeric_channels(program: Sequence[Instr],
+                            targets: Mapping[str, Mapping[str, Kernel]],
+                            images: Mapping[str, np.ndarray]) -> dict[str, float]:
+    """`verify_numeric` for a program over several inputs (`images`: input register → image;
+    `targets`: output register → input register → kernel). The simulator holds one input, so
+    the program runs once per input with the other inputs cleared (`res`), and the runs are
+    summed: every instruction is linear, so the sum is the program's output on all inputs."""
+    inputs = sorted(images)
+    first = np.asarray(images[inputs[0]], dtype=np.float64)
+    rows, cols = _interior_or_fail(program, first.shape)
+    total: dict[str, np.ndarray] = {}
+    for channel in inputs:
+        cleared = [Res(other) for other in inputs if other != channel]
+        result = simulate([*cleared, *program], images[channel], channel)
+        for reg in targets:
+            total[reg] = total.get(reg, 0) + result[reg]
+    problems, worst = [], {}
+    for reg, parts in sorted(targets.items()):
+        want = sum(k.apply(np.asarray(images[c], dtype=np.float64)) for c, k in parts.items())
+        got, want = total[reg][..., rows, cols], want[..., rows, cols]
         worst[reg] = _max_abs(got, want)
         if problem := _compare(reg, got, want, (rows.start, cols.start)):
             problems.append(problem)

@@ -84,3 +84,25 @@ def verify_exact(program: Sequence[Instr], targets: Mapping[str, Kernel],
         text = "\n".join(str(i) for i in program)
         raise VerificationError("; ".join(problems), program_text=text)
     return state
+
+
+def verify_exact_channels(program: Sequence[Instr], targets: Mapping[str, Mapping[str, Kernel]],
+                          inputs: Sequence[str]) -> None:
+    """`verify_exact` for a program over several inputs: `targets` maps each output register
+    to input register → kernel (a missing input: the zero kernel). Every instruction is linear
+    in the registers, so the program's output is the sum over inputs of its output with that
+    input alone (the unit kernel there, the zero kernel in the other inputs): each input is
+    executed so and compared with the targets' kernels on it."""
+    text = "\n".join(str(i) for i in program)
+    problems = []
+    for channel in inputs:
+        state = initial_state(channel)
+        for other in inputs:
+            if other != channel:
+                state[other] = Kernel.empty()
+        for instr in program:
+            state = step(state, instr)
+        want = {reg: parts.get(channel, Kernel.empty()) for reg, parts in targets.items()}
+        problems += [f"input {channel}: {p}" for p in mismatches(state, want)]
+    if problems:
+        raise VerificationError("; ".join(problems), program_text=text)

@@ -1,0 +1,81 @@
+"""Filters over several input channels: `input: A B` in the target block, outputs written as
+sums of kernels applied to named inputs, compiled, verified on every input and simulated."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kalg.cli import main
+from kalg.diagnostics import KalgSemanticError
+from kalg.frontend import load_file, load_text
+from kalg.kernel import Kernel
+from kalg.pipeline import Settings, compile_file
+from kalg.scamp5.isa import Add, Sub
+from kalg.scamp5.simulator import verify_numeric_channels
+from kalg.scamp5.symbolic import verify_exact_channels
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+HEAD = "target scamp5 { registers: A..F, input: A B }\n"
+
+
+def test_an_output_is_a_kernel_per_input():
+    module = load_text(HEAD + "kernel k = [1 2 1] / 4\n"
+                       "filter f = [C: k * A - shift(B, 1, 0), D: (A + B) * 3]\n", "f.kalg")
+    channels = module.definition().channels
+    assert module.target.inputs == ("A", "B")
+    row = Kernel.from_rows([[1, 2, 1]]).scale(Fraction(1, 4))
+    assert channels["C"] == {"A": row, "B": -Kernel.unit(1, 0)}
+    assert channels["D"] == {"A": Kernel.unit().scale(3), "B": Kernel.unit().scale(3)}
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("filter f = [C: [1 2 1] + A]", "names no input"),
+    ("filter f = [C: [1 2 1] / 4]", "names no input"),
+    ("filter f = [C: A * B]", "cannot be composed"),
+    ("filter f = [C: [1 1 1] / 3 * A]", "non-dyadic"),
+])
+def test_terms_must_apply_a_kernel_to_one_input(text, message):
+    with pytest.raises(KalgSemanticError, match=message):
+        load_text(HEAD + text + "\n", "f.kalg")
+
+
+@pytest.mark.parametrize("ops", ["all", "basic"])
+def test_the_layer_example_compiles_and_verifies_on_every_input(ops):
+    path = EXAMPLES / "cnn_layer.kalg"
+    result = compile_file(path, Settings(ops=ops))
+    channels = load_file(path).definition().channels
+    verify_exact_channels(result.program, channels, ("A", "B"))
+    rng = np.random.default_rng(5)
+    images = {c: rng.uniform(-1, 1, (20, 20)) for c in "AB"}
+    verify_numeric_channels(result.program, channels, images)
+    assert result.stats["candidate"] == "shared matrix"
+
+
+def test_both_frames_of_a_pair():
+    path = EXAMPLES / "frame_pair.kalg"
+    result = compile_file(path, Settings())
+    verify_exact_channels(result.program, load_file(path).definition().channels, ("A", "B"))
+
+
+def test_a_wrong_program_fails_on_the_input_it_gets_wrong():
+    channels = {"C": {"A": Kernel.unit(), "B": -Kernel.unit()}}
+    verify_exact_channels([Sub("C", "A", "B")], channels, ("A", "B"))
+    with pytest.raises(Exception, match="input B"):
+        verify_exact_channels([Add("C", "A", "B")], channels, ("A", "B"))
+
+
+def test_kalg_simulate_checks_a_program_over_two_inputs(tmp_path, capsys):
+    program = tmp_path / "layer.scamp5"
+    assert main(["optimize", str(EXAMPLES / "cnn_layer.kalg"), "-o", str(program)]) == 0
+    assert main(["simulate", str(program), "--kernel", str(EXAMPLES / "cnn_layer.kalg"),
+                 "--size", "32"]) == 0
+    out = capsys.readouterr().out
+    assert "exact    ok" in out and "numeric  ok" in out
+    wrong = tmp_path / "wrong.scamp5"
+    wrong.write_text(program.read_text().replace("sub(", "add(", 1))
+    assert main(["simulate", str(wrong), "--kernel", str(EXAMPLES / "cnn_layer.kalg"),
+                 "--size", "32"]) == 3
