@@ -192,6 +192,10 @@ def _compile_cpu(args: argparse.Namespace):
         raise UsageError("the cpu target has no program: it prints the decomposition and its "
                          "operations per pixel (use --emit decomposition, or leave --emit out)")
     definition = frontend.load_file(args.file).definition(args.name)
+    if definition.channels:
+        raise KalgSemanticError(f"'{definition.name}' reads several inputs: the cpu target "
+                                "does not take input channels yet; compile it for scamp5",
+                                definition.span)
     limits = engine.Limits(nodes=min(args.node_limit, cpu.DEFAULT_LIMITS.nodes),
                            seconds=args.time_limit)
     try:  # the cpu target plug-in: search, passes, verification (no Halide here)

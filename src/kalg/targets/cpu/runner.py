@@ -153,6 +153,9 @@ def load_definition(definition: Any, name: str | None = None) -> frontend.Defini
 
 def plan_definition(definition: frontend.Definition) -> CpuPlan:
     """The verified cpu plan of a definition (a semantic error is located at it)."""
+    if definition.channels:
+        raise KalgSemanticError(f"'{definition.name}' reads several inputs: the cpu target "
+                                "does not take input channels yet", definition.span)
     try:
         return plan_outputs(definition.outputs)
     except KalgSemanticError as err:
