@@ -578,10 +578,11 @@ def count_commentary(sweeps: list[CountSweep]) -> list[str]:
     notes = []
     for s in sweeps:
         rows = count_rows(s)
-        last = rows[-1]
+        last = [r for r in rows if r["ratio"] is not None][-1]
         worst = max(r["seconds"][3] for r in rows if r["seconds"])
         worst_cpu = max((r["cpu"][3] for r in rows if r["cpu"]), default=float("nan"))
-        text = (f"* {s.registers} registers: at k = {last['k']} together is "
+        text = (f"* {s.registers} registers: at k = {last['k']} (the largest k with both "
+                f"numbers) together is "
                 f"{spread(last['together'])} instructions (mean ± sd, min-max over "
                 f"{len(s.filters)} filters) against {spread(last['alone'])} one at a time, "
                 + (f"a ratio of {last['ratio']:.2f}. " if last["ratio"] else ". "))
