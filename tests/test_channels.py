@@ -77,5 +77,8 @@ def test_kalg_simulate_checks_a_program_over_two_inputs(tmp_path, capsys):
     assert "exact    ok" in out and "numeric  ok" in out
     wrong = tmp_path / "wrong.scamp5"
     wrong.write_text(program.read_text().replace("sub(", "add(", 1))
+    # A program that does not compute the kernel is the user's mismatch: exit 1, both checks.
     assert main(["simulate", str(wrong), "--kernel", str(EXAMPLES / "cnn_layer.kalg"),
-                 "--size", "32"]) == 3
+                 "--size", "32"]) == 1
+    out = capsys.readouterr().out
+    assert "exact    FAILED" in out and "numeric  FAILED" in out

@@ -64,6 +64,11 @@ def evaluate(expr: ast.Expr, scope: Scope, semiring: Semiring = REAL) -> Kernel:
     """The exact kernel `expr` denotes; literals are built in `semiring`."""
     with located(expr.span):
         kernel = _EVALUATORS[type(expr)](expr, scope, semiring)
+    if isinstance(kernel, Channels):
+        if any(k.entries and k.radius() > MAX_REACH for _, k in kernel.parts):
+            raise KalgSemanticError(f"a kernel on an input reaches more than {MAX_REACH} pixels "
+                                    "from its centre", expr.span)
+        return kernel
     if kernel.entries and kernel.radius() > MAX_REACH:
         raise KalgSemanticError(
             f"this kernel reaches {kernel.radius()} pixels from its centre: kalg handles at most "
