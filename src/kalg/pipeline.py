@@ -658,7 +658,8 @@ def _one_at_a_time(outputs: dict, registers: tuple[str, ...], input_register: st
         if limit is not None and len(program) + sum(_lower_bound(outputs[r])
                                                     for r in order[i:]) >= limit:
             return best
-        part = _stage(reg, outputs[reg], free, input_register, ops, settings)
+        part = _stage(reg, outputs[reg], free, input_register, ops, settings,
+                      deadline or _Deadline(None))
         if part is None:
             return best
         program += part
@@ -667,10 +668,12 @@ def _one_at_a_time(outputs: dict, registers: tuple[str, ...], input_register: st
 
 
 def _stage(reg: str, kernel, free: tuple[str, ...], input_register: str, ops: str,
-           settings: Settings) -> list[Instr] | None:
+           settings: Settings, deadline: _Deadline) -> list[Instr] | None:
     """One output's own compile into `reg` within `free`, keeping the input (unless `reg` is
     the input's register); None if it does not fit."""
-    optimized = optimize({reg: kernel}, _options(ops, settings))
+    if deadline.passed():
+        return None
+    optimized = optimize({reg: kernel}, _options(ops, settings, deadline))
     stage = {"e-graph": optimized.decomposition, "e-graph variants": optimized.applied,
              "horner": direct_decomposition({reg: kernel})}
     if (chain := codegen.factor_chain({reg: kernel})) is not None:
@@ -678,8 +681,8 @@ def _stage(reg: str, kernel, free: tuple[str, ...], input_register: str, ops: st
     keep = () if reg == input_register else ((input_register, 0),)
     stage = {n: Decomposition(d.values, (*d.outputs, *keep)) for n, d in stage.items()}
     try:
-        part, _ = _best_program(stage, free, input_register, ops)
-    except RegisterPressureError:
+        part, _, _ = _best_program(stage, free, input_register, ops, deadline)
+    except (RegisterPressureError, ResourceLimitError):
         return None
     return part
 
