@@ -77,7 +77,8 @@ class Result:
     program: list[Instr] = field(default_factory=list)
     definition: frontend.Definition | None = None
     decomposition: Decomposition | None = None
-    """The decomposition the program was generated from (None before that stage)."""
+    """The decomposition the program was generated from (None before that stage, and for the
+    programs built for a filter as a whole: shared matrix, outputs one at a time)."""
     verified: bool = False
     """True exactly when `program` was checked exactly and in the simulator."""
     warnings: list[str] = field(default_factory=list)
