@@ -11,17 +11,18 @@ Func, so a filter bank computes its shared values once per strip. Semirings: ⊕
 
 Running sums: a difference of one running sum at two offsets n·d apart is a window of n taps
 along d. A window along a column (d = ±y) is a recurrence down the rows, w(y) = w(y-1) + v(y+n-1)
-- v(y-1), restarted every `STRIP` rows (one direct n-tap sum per restart, so float32 rounding
-never accumulates over more than a strip) and computed over the image with columns vectorised
-and in parallel; a window along any other direction is a log-time doubling
-((1 + x^d)(1 + x^2d)...: ceil(log2 n) + popcount(n) - 1 adds). Any other use of a running sum is a
-truncated scan in float64 over exactly the region its readers need (`Passes.regions`).
+- v(y-1), restarted every `WINDOW_STRIP` rows (one direct n-tap sum per restart, so float32 rounding
+never accumulates over more than a strip), its blocks computed per strip of the output (rows in
+sequence, columns vectorised: they stay in cache); a window along any other direction of at most
+`DIRECT_WINDOW_UPTO` taps is n reads of its operand computed once per strip, a longer one a
+log-time doubling ((1 + x^d)(1 + x^2d)...: ceil(log2 n) + popcount(n) - 1 adds). Any other
+use of a running sum is a truncated scan in float64 over exactly the region its readers need
+(`Passes.regions`).
 
 Schedule (deterministic, chosen from the plan): outputs in strips of `STRIP` rows (doubled while
 the rows the passes read around a strip exceed half of it, up to 4·STRIP), strips in parallel,
 columns vectorised at the machine's natural width; every value read at a move, or by more than
-one pass, is computed per strip (`compute_at`), the rest inlined; column windows longer than
-`COLUMN_WINDOW_OVER` rows are computed over the image first (`compute_root`).
+one pass, is computed per strip (`compute_at`), the rest inlined.
 
 Compiled pipelines are cached on disk (`cache_dir()`): ahead-of-time object code linked into a
 shared library named by a SHA-256 of the plan's text, the border, the schedule, the Halide target
@@ -118,6 +119,10 @@ COLUMN_WINDOW_OVER = 8
 """Column windows longer than this run as a recurrence over the image; shorter ones by doubling
 per strip (no trip through memory: cheaper for a few adds)."""
 
+DIRECT_WINDOW_UPTO = 32
+"""Other windows of at most this many taps are n reads of their operand, computed once per strip
+(loads from cache are cheaper than doubling's materialised levels); longer ones by doubling."""
+
 
 class _Value:
     def __init__(self, op: str, args: list, param: list) -> None:
@@ -142,6 +147,7 @@ class Lowering:
         self.roots: list[hl.Func] = []       # computed over the image before the strips
         self.at_strip: list[hl.Func] = []    # computed per strip of the output
         self.windows: dict[tuple, hl.Func] = {}
+        self.column_at: list[hl.Func] = []
         live = [int(i) for i in data["live"]]
         self.regions = {int(i): tuple(m) for i, m in data["regions"].items()}
         self.readers: dict[int, int] = {}
@@ -169,6 +175,8 @@ class Lowering:
             f.compute_at(out, yo).vectorize(x, self.vec)
         for f in self.roots:
             f.compute_root()
+        for f in self.column_at:
+            f.compute_at(out, yo)
         return hl.Pipeline(out), self.param
 
     def strip(self) -> int:
@@ -270,6 +278,8 @@ class Lowering:
         if key not in self.windows:
             if dx == 0 and abs(dy) == 1 and n > COLUMN_WINDOW_OVER:
                 self.windows[key] = self._column_window(v, -dy, n)
+            elif n <= DIRECT_WINDOW_UPTO:
+                self.windows[key] = self._direct_window(v, dx, -dy, n)
             else:
                 self.windows[key] = self._doubling_window(v, dx, -dy, n)
         return self.windows[key]
@@ -296,10 +306,20 @@ class Lowering:
         w[x, y] = acc
         return w
 
+    def _direct_window(self, v: int, hx: int, hy: int, n: int) -> hl.Func:
+        """w(p) = Σ_{k<n} v(p + k·h) as n reads of v computed once per strip."""
+        x, y = self.x, self.y
+        src = self.func(v)
+        if src not in self.at_strip and self.values[v].op != "input":
+            self.at_strip.append(src)
+        w = hl.Func(f"win{v}_{hx}_{hy}_{n}")
+        w[x, y] = sum((src[x + k * hx, y + k * hy] for k in range(1, n)), src[x, y])
+        return w
+
     def _column_window(self, v: int, hy: int, n: int) -> hl.Func:
         """w(x, y) = Σ_{k<n} v(x, y + k·hy) (hy = ±1) by a recurrence down the rows,
         w(y) = w(y-1) + v(y+n-1) - v(y-1) over base rows, restarted every WINDOW_STRIP rows
-        from a direct sum, computed over the image (columns vectorised and in parallel)."""
+        from a direct sum; the blocks a strip of the output reads are computed per strip."""
         x, y, s = self.x, self.y, WINDOW_STRIP
         first = 0 if hy > 0 else -(n - 1)
         tag = f"{v}_{hy}_{n}"
@@ -315,13 +335,11 @@ class Lowering:
         w3[x, r.x, yo] = w3[x, r.x - 1, yo] + (base[x, row + n - 1] - base[x, row - 1])
         w = hl.Func(f"cwin{tag}")
         w[x, y] = w3[x, y % s, y // s]
-        xo, xi = hl.Var("xo"), hl.Var("xi")
-        w3.compute_root()
-        w3.update(0).split(x, xo, xi, self.vec * 4, hl.TailStrategy.GuardWithIf).parallel(yo)
-        w3.update(0).vectorize(xi, self.vec)
-        # rows in sequence inside a chunk of columns; strips of rows in parallel
-        scan = w3.update(1).split(x, xo, xi, self.vec * 4, hl.TailStrategy.GuardWithIf)
-        scan.reorder(xi, r.x, xo, yo).parallel(yo).vectorize(xi, self.vec)
+        # computed per strip of the output (the blocks its rows need; they stay in cache);
+        # rows in sequence, columns vectorised
+        self.column_at.append(w3)
+        w3.update(0).vectorize(x, self.vec)
+        w3.update(1).reorder(x, r.x, yo).vectorize(x, self.vec)
         return w
 
     def _scan(self, v: int) -> hl.Expr:

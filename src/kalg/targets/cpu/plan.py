@@ -21,8 +21,9 @@ from kalg.targets.cpu.optimize import DEFAULT_LIMITS, CpuResult, Passes, optimiz
 STRIP = 16
 """Schedule: rows per strip of the output (the unit of parallelism and of `compute_at`)."""
 
-WINDOW_STRIP = 128
-"""Rows after which a column window's recurrence restarts from a direct sum."""
+WINDOW_STRIP = 16
+"""Rows after which a column window's recurrence restarts from a direct sum (its blocks are
+computed per strip of the output: short blocks waste few rows around a strip)."""
 
 
 @dataclass
