@@ -392,6 +392,10 @@ class Passes:
             self.values.append(p)
         return self._index[p]
 
+    def node(self, op: str, args: tuple[int, ...], param: tuple = ()) -> int:
+        """The value of pass `op` on `args` (hash-consed)."""
+        return self._make(Pass(op, tuple(args), tuple(param)))
+
     def shift(self, v: int, dx: int, dy: int) -> int:
         if (dx, dy) == (0, 0):
             return v
