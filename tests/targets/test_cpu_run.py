@@ -74,6 +74,20 @@ def test_long_column_windows_restart_exactly_across_strips(border):
         np.testing.assert_allclose(f(image, border=border), want, atol=2e-5 * np.abs(k).sum())
 
 
+def test_long_row_windows_read_in_blocks_equal_the_direct_sum():
+    # a 19-tap window along rows is read as blocks of isqrt(19) = 4 taps plus 3 single taps;
+    # images narrower than the window, and wide ones, in two borders
+    f = build("kernel r = [" + " ".join(["1"] * 19) + "] * transpose([1 2 1])")
+    assert any(p.op == "prefix" for p in f.plan.program.values)
+    rng = np.random.default_rng(8)
+    k = f.plan.kernels["A"].to_array()
+    for border in (Border("wrap"), Border("constant", 0.5)):
+        for shape in [(9, 61), (4, 7)]:
+            image = rng.uniform(-1, 1, shape).astype(np.float32)
+            want = nd.correlate(image.astype(np.float64), k, **border.scipy_kwargs())
+            np.testing.assert_allclose(f(image, border=border), want, atol=2e-5 * np.abs(k).sum())
+
+
 _COLUMN11 = []
 
 
