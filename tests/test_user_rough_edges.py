@@ -204,7 +204,7 @@ def test_version_loads_no_heavy_module():
 
 # ----------------------------------------------------------------------------- --timeout
 def test_timeout_ends_code_generation_with_the_best_program_so_far(monkeypatch):
-    from kalg import codegen, pipeline, portfolio
+    from kalg import codegen, pipeline
 
     def slow(name, registers, input_register, ops, limits):
         time.sleep(0.3)
@@ -215,12 +215,12 @@ def test_timeout_ends_code_generation_with_the_best_program_so_far(monkeypatch):
             return []
 
     monkeypatch.setattr(codegen, "generate", slow)
-    monkeypatch.setattr(portfolio, "bus_steps", lambda program: 0)
+    monkeypatch.setattr(pipeline, "bus_steps", lambda program: 0)
     candidates = {n: Named(n) for n in ("first", "second")}
-    best = pipeline._best_program({"basic": candidates, "all": candidates}, _budget(),
-                                  pipeline._Deadline(0.2))
-    assert (best.candidate, len(best.program)) == ("first", 9)  # the second never started
-    assert best.stop.startswith("--timeout 0.2 s expired during code generation")
+    program, winner, stop = pipeline._best_program(candidates, ("A",), "A", "all",
+                                                   pipeline._Deadline(0.2))
+    assert (winner, len(program)) == ("first", 9)  # the second search never started
+    assert stop.startswith("--timeout 0.2 s expired during code generation")
 
 
 def test_timeout_before_any_program_is_a_clear_error(monkeypatch):
@@ -231,17 +231,8 @@ def test_timeout_before_any_program_is_a_clear_error(monkeypatch):
         def live(self):
             return []
 
-    candidates = {"a": Named("a")}
     with pytest.raises(ResourceLimitError, match="expired before code generation found"):
-        pipeline._best_program({"basic": candidates, "all": candidates}, _budget(),
-                               pipeline._Deadline(0))
-
-
-def _budget():
-    from kalg import portfolio
-    from kalg.scamp5.isa import REGISTERS
-
-    return portfolio.Budget(REGISTERS, "A", "all", ("A",), REGISTERS)
+        pipeline._best_program({"a": Named("a")}, ("A",), "A", "all", pipeline._Deadline(0))
 
 
 def test_timeout_option_bounds_a_compile(capsys, tmp_path):
