@@ -210,7 +210,8 @@ def test_laplacian_like_basic_programs_use_the_axis_split(tmp_path, rows, at_mos
     source.write_text(f"kernel k = [ {text} ]\n")
     result = compile_file(source, Settings(ops="basic"))
     assert result.stats["instructions"] <= at_most, result.text
-    assert "axis-split" in result.stats["provenance"]
+    if len(rows) > 1:  # a row alone also splits by pairs at the same length (issue 11)
+        assert "axis-split" in result.stats["provenance"]
 
 
 def _lowered(forms: list[str], op_set: str = "basic"):
@@ -242,37 +243,6 @@ def test_provenance_is_that_of_the_extracted_decomposition():
     result = optimize({"A": k}, Options(op_set="basic"))
     assert "axis-split" in result.provenance
     assert result.provenance[-1] == "lowering"
-
-
-def test_best_screened_candidate_is_also_searched_with_the_narrow_budget(monkeypatch):
-    # Issue 6: the beam search is not monotonic in its budget; a narrower refine of the best
-    # screened candidate found analognet2 in 17 instructions where the wider one stopped at 20.
-    from kalg import codegen, pipeline
-
-    lengths = {"long": 9, "short": 7, "tie": 7}
-    calls = []
-
-    def fake(name, registers, input_register, ops, limits):
-        calls.append((name, limits))
-        shorter = limits is pipeline.REFINE_NARROW and name == "short"
-        return ["instr"] * (lengths[name] - (2 if shorter else 0))
-
-    monkeypatch.setattr(codegen, "generate", fake)
-    monkeypatch.setattr(pipeline, "bus_steps", lambda program: 0)
-    monkeypatch.setattr(pipeline, "MAX_VALUES", 10**9)
-
-    class Named(str):  # a stand-in decomposition: its name, and no live values
-        def live(self):
-            return []
-
-    monkeypatch.setattr(pipeline, "REFINED", 2)
-    candidates = {n: Named(n) for n in ("long", "short", "tie")}
-    program, winner, stop = pipeline._best_program(candidates, ("A",), "A", "all")
-    assert stop is None  # no --timeout: every search ran
-    assert winner == "short" and len(program) == 5
-    refined = [(n, lim) for n, lim in calls if lim is not pipeline.SCREEN]
-    assert refined == [("short", pipeline.REFINE), ("tie", pipeline.REFINE),
-                       ("short", pipeline.REFINE_NARROW)]
 
 
 def test_stop_reason_is_the_last_stages_not_an_earlier_limit():

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kalg import codegen, frontend
+from kalg import codegen, frontend, portfolio
 from kalg.clock import Clock
 from kalg.codegen import exhaustive as exact
 from kalg.codegen.chain import chain_widths
@@ -134,6 +134,7 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
     stats, candidates, provenance, large = searched
     program, winner, stop = _choose_program(candidates, definition.outputs, registers,
                                             input_register, ops, settings, deadline, large)
+    decomposition = next((c[winner] for c in candidates.values() if winner in c), None)
     if stop:
         warnings.append(stop)
         if settings.warn:
@@ -150,6 +151,7 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
                            "horner": ["digit planes (Horner), no e-graph"],
                            "separable": ["row then column, each by Horner, no e-graph"],
                            "factor chain": ["integer factors applied in turn, no e-graph"],
+                           "as written": ["the expression as written, no e-graph"],
                            "exhaustive search": ["exact search over all programs, no e-graph"],
                            MATRIX: ["outputs as a constant-matrix multiplication over the input "
                                     "divided once, no e-graph"],
@@ -167,7 +169,7 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
     if proof is not None:
         header.append(f"length: {proof}")
     return Result(Stage.PROGRAM, format_program(program, header=header), stats, program,
-                  definition=definition, decomposition=candidates.get(winner), verified=True,
+                  definition=definition, decomposition=decomposition, verified=True,
                   warnings=warnings, input_register=input_register)
 
 
@@ -180,12 +182,13 @@ def _candidates(definition: frontend.Definition, settings: Settings, ops: str,
         # Large separable or factorable kernels: the direct candidates only (see LARGE_TAPS).
         stats: dict[str, object] = {"algebra e-graph": _LARGE_NOTE}
         provenance: dict[str, list[str]] = {}
-        candidates = large
+        candidates = {ops: large}
     else:
         if settings.progress:
             settings.progress("e-graph: saturating the algebra, extracting decompositions")
         # Search the algebra: seeded e-graph, bounded saturation, DAG-cost extraction.
-        optimized = optimize(definition.outputs, _options(ops, settings, deadline))
+        optimized = optimize(definition.outputs, _options(ops, settings, deadline),
+                             definition.structure)
         clock.lap("optimize")
         stats = _search_stats(optimized)
         if settings.emit is Stage.EGRAPH:
@@ -196,11 +199,15 @@ def _candidates(definition: frontend.Definition, settings: Settings, ops: str,
                           definition=definition, decomposition=optimized.decomposition,
                           warnings=warnings)
         # Generate code for every candidate decomposition; the shortest verified program wins.
-        candidates = {"e-graph": optimized.decomposition,
-                      "e-graph variants": optimized.applied,
-                      "horner": direct_decomposition(definition.outputs)}
+        shared = {"e-graph variants": optimized.applied,
+                  "horner": direct_decomposition(definition.outputs)}
+        if optimized.as_written is not None:
+            shared["as written"] = optimized.as_written
         if (chain := codegen.factor_chain(definition.outputs)) is not None:
-            candidates["factor chain"] = chain
+            shared["factor chain"] = chain
+        extracted = {ops: optimized.decomposition, **optimized.extra}
+        candidates = {op_set: {_egraph_name(op_set, ops): extracted[op_set], **shared}
+                      for op_set in extracted}
         provenance = {"e-graph": optimized.provenance,
                       "e-graph variants": optimized.applied_provenance}
     return stats, candidates, provenance, bool(large)
@@ -372,7 +379,14 @@ def _options(ops: str, settings: Settings, deadline: _Deadline) -> Options:
         left = max(deadline.left(), 0.1)
         seconds, extraction = min(seconds, left / 3), min(extraction, left / 3)
     limits = engine.Limits(nodes=settings.node_limit, seconds=seconds)
-    return Options(op_set=ops, limits=limits, extraction_seconds=extraction)
+    included = portfolio.OP_ORDER[: portfolio.OP_ORDER.index(ops)]  # searched too (monotone)
+    return Options(op_set=ops, limits=limits, extraction_seconds=extraction, also=included)
+
+
+def _egraph_name(op_set: str, ops: str) -> str:
+    """The e-graph candidate's name: "e-graph", or "e-graph (basic)" for the basic extraction
+    searched under op set all."""
+    return "e-graph" if op_set == ops else f"e-graph ({op_set})"
 
 
 SCREEN = codegen.QUICK
@@ -573,7 +587,25 @@ MATRIX = "shared matrix"
 ONE_AT_A_TIME = "outputs one at a time"
 
 
-def _choose_program(candidates: dict[str, Decomposition], outputs: dict,
+def _joint_program(candidates: dict[str, dict[str, Decomposition]], outputs: dict,
+                   registers: tuple[str, ...], input_register: str, ops: str,
+                   settings: Settings, deadline: _Deadline, large: bool,
+                   ) -> tuple[list[Instr], str, str | None]:
+    """The decomposition candidates' best program: on the large path `_best_program`, else the
+    monotone portfolio (`kalg.portfolio`: a ladder of register files, op set all also runs
+    basic) over the candidates of each op set."""
+    if large:
+        return _best_program(candidates[ops], registers, input_register, ops, deadline,
+                             settings.progress, large=True)
+    wide = any(r not in SCAMP5_REGISTERS for r in registers)
+    universe = SIMULATED_REGISTERS if wide else SCAMP5_REGISTERS
+    budget = portfolio.Budget(tuple(registers), input_register, ops, tuple(sorted(outputs)),
+                              universe)
+    best = portfolio.best_program(candidates, budget, deadline, settings.progress)
+    return best.program, best.candidate, best.stop
+
+
+def _choose_program(candidates: dict[str, dict[str, Decomposition]], outputs: dict,
                     registers: tuple[str, ...], input_register: str, ops: str,
                     settings: Settings, deadline: _Deadline, large: bool = False,
                     ) -> tuple[list[Instr], str, str | None]:
@@ -584,8 +616,9 @@ def _choose_program(candidates: dict[str, Decomposition], outputs: dict,
     pressure = _no_joint_program(outputs, registers)
     if len(outputs) <= JOINT_OUTPUTS:
         try:
-            program, winner, stop = _best_program(candidates, registers, input_register, ops,
-                                                  deadline, settings.progress, large=large)
+            program, winner, stop = _joint_program(candidates, outputs, registers,
+                                                   input_register, ops, settings, deadline,
+                                                   large)
             found = (program, winner)
         except RegisterPressureError as err:
             pressure = err

@@ -44,6 +44,10 @@ class Limits:
     """Also compile a filter's outputs one after another when the joint search found a program
     (the shorter wins). When False, the sequence is tried only if the joint search found none:
     screening saves the time, the refine of the best candidate still compares both."""
+    extend: bool = True
+    """Whether a search that has found nothing within `expansions` may go on for long programs
+    (`search.LONG`); off for the portfolio's cheap rungs, where a tight register file would make
+    every search run to its extended cap."""
     seconds: float | None = None
     """Optional wall-clock cap for one `generate` call. Off by default because it makes the
     result depend on the machine's speed; when it expires, the searches stop with what they

@@ -135,7 +135,7 @@ class _Search:
         is raised as far). A beam search expands up to `beam` states per instruction, so a
         fixed cap ends a long chain (a 15x15 Gaussian's 28 factors) before any schedule is
         complete, leaving only the fallback. Called once the fixed cap is reached."""
-        if self.found or self.cap > self.limits.expansions:
+        if self.found or self.cap > self.limits.expansions or not self.limits.extend:
             return False
         estimate = self._estimate(start)
         if estimate <= LONG:

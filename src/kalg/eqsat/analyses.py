@@ -60,15 +60,25 @@ SCALED_PLANES_MAX_TAPS = 5
 """Literals with more taps than this get no scaled digit planes of their own (e-graph size)."""
 
 
-def seed(outputs: dict[str, Kernel], max_literals: int = 30) -> Seeds:
-    """Analyse the output kernels and every literal the analyses introduce, up to `max_literals`."""
+def seed(outputs: dict[str, Kernel], max_literals: int = 30,
+         written: dict[str, tuple] | None = None) -> Seeds:
+    """Analyse the output kernels and every literal the analyses introduce, up to `max_literals`.
+
+    `written` holds, for outputs written as algebra, the tree of what was written
+    (`kalg.frontend.structure`): its term is unioned with the output ("as-written") before the
+    analyses run, so its literals are analysed too."""
     table = t.LiteralTable()
     seeds = Seeds(roots={name: table.term(k) for name, k in sorted(outputs.items())},
                   outputs=dict(sorted(outputs.items())))
+    for name, tree in sorted((written or {}).items()):
+        if (term := written_term(tree, table)) is not None:
+            seeds.unions.append((seeds.roots[name], term, "as-written"))
     max_halvings = max(t.canonicalise(k).halvings for k in outputs.values())
     for name, term in shared_factors(seeds.outputs, table):
         seeds.unions.append((seeds.roots[name], term, "shared-factor"))
     done: set[str] = set()
+    output_keys = set(_LITERAL.findall(" ".join(seeds.roots.values())))
+    structured = set(output_keys)  # the literals the structured-sum analyses run on
     while pending := [key for key in table.literals if key not in done]:
         if len(done) >= max_literals:
             seeds.truncated = True
@@ -76,16 +86,11 @@ def seed(outputs: dict[str, Kernel], max_literals: int = 30) -> Seeds:
         key = pending[0]
         done.add(key)
         lit = f'(Lit "{key}")'
-        for analysis, term in analyse(table.literals[key], table):
+        for analysis, term in analyse(table.literals[key], table, key in structured):
             seeds.unions.append((lit, term, analysis))
-        # The halvings of an output may land on any of its factors: give each small literal its
-        # digit planes at every scale 2^-1 .. 2^-max, so halving happens per digit (AUKE's atoms).
-        # Large literals get them through their factors (half-compose moves halvings there).
-        if len(table.literals[key]) > SCALED_PLANES_MAX_TAPS:
-            continue
-        for k in range(1, max_halvings + 1):
-            for term in digit_planes(table.literals[key], k):
-                seeds.unions.append((t.khalf(lit, k), term, "scaled-digit-planes"))
+            if key in output_keys and analysis == "factorisation":
+                structured.update(_LITERAL.findall(term))  # an output's factors: one level
+        seeds.unions += _scaled_unions(key, table, max_halvings, key in structured)
     seeds.literals = dict(table.literals)
     seeds.introduced = _sole_namers(seeds)
     return seeds
@@ -93,6 +98,23 @@ def seed(outputs: dict[str, Kernel], max_literals: int = 30) -> Seeds:
 
 _LITERAL = re.compile(r'\(Lit "([^"]*)"\)')
 """A literal in term text; group 1 is its key."""
+
+
+def _scaled_unions(key: str, table: t.LiteralTable, max_halvings: int, structured: bool,
+                   ) -> list[tuple[str, str, str]]:
+    """Unions for the literal at 2^-1 .. 2^-max_halvings: the halvings of an output may land
+    on any of its factors, so a small literal gets its digit planes at every scale (halving per
+    digit, AUKE's atoms; large literals get them through their factors, half-compose moves
+    halvings there), and a `structured` one its structured sums with halved parts."""
+    lit, k = f'(Lit "{key}")', table.literals[key]
+    out = []
+    for h in range(1, max_halvings + 1):
+        if structured:
+            out += [(t.khalf(lit, h), term, analysis)
+                    for analysis, term in scaled_structured_sums(k, table, h)]
+        if len(k) <= SCALED_PLANES_MAX_TAPS:
+            out += [(t.khalf(lit, h), term, "scaled-digit-planes") for term in digit_planes(k, h)]
+    return out
 
 
 def _sole_namers(seeds: Seeds) -> dict[str, str]:
@@ -107,8 +129,14 @@ def _sole_namers(seeds: Seeds) -> dict[str, str]:
             if len(names) == 1 and key not in outputs}
 
 
-def analyse(k: Kernel, table: t.LiteralTable) -> Iterator[tuple[str, str]]:
-    """(analysis name, term) pairs, each term equal to the canonical literal `k`."""
+def analyse(k: Kernel, table: t.LiteralTable, output: bool = True,
+            ) -> Iterator[tuple[str, str]]:
+    """(analysis name, term) pairs, each term equal to the canonical literal `k`.
+
+    The structured-sum analyses (`peel_splits`, `pivot_splits`, `coefficient_classes`) run on
+    the outputs' literals and their factors only (`output`): run on every literal they
+    introduce, they multiply the literals past `max_literals` and crowd out the factorisations
+    of the parts."""
     for term in digit_planes(k):
         yield "digit-planes", term
     for term in factorisations(k, table):
@@ -120,6 +148,50 @@ def analyse(k: Kernel, table: t.LiteralTable) -> Iterator[tuple[str, str]]:
     if _factor_count(k) < 2:  # a reducible kernel is split through its factors' literals
         for term in axis_splits(k, table):
             yield "axis-split", term
+    if output:
+        yield from _structured_sums(k, table)
+    for term in constant_chain(k, table):
+        yield "constant-chain", term
+
+
+# ------------------------------------------------------------------ what the user wrote
+def written_term(tree: tuple, table: t.LiteralTable) -> str | None:
+    """The Kernel term of a structure tree (`kalg.frontend.structure`), or None when a part of it
+    is the zero kernel or a scale is not dyadic (no literal term exists for it)."""
+    term, _ = _written(tree, table)
+    return term
+
+
+def _written(tree: tuple, table: t.LiteralTable) -> tuple[str | None, Kernel]:
+    op = tree[0]
+    if op == "leaf":
+        k = tree[1]
+        return (table.term(k) if k.trimmed().entries and k.is_dyadic() else None), k
+    parts = [_written(sub, table) for sub in tree[1:] if isinstance(sub, tuple)]
+    terms = [p[0] for p in parts]
+    values = [p[1] for p in parts]
+    match op:
+        case "add":
+            k = values[0] + values[1]
+            term = t.kadd(*terms) if None not in terms else None
+        case "sub":
+            k = values[0] - values[1]
+            term = f"(KSub {terms[0]} {terms[1]})" if None not in terms else None
+        case "neg":
+            k = -values[0]
+            term = t.kneg(terms[0]) if terms[0] is not None else None
+        case "mul":
+            k = values[0].compose(values[1])
+            term = t.compose(*terms) if None not in terms else None
+        case _:  # scale
+            c = Fraction(tree[2])
+            k = values[0].scale(c)
+            unit = Kernel.unit(value=c)
+            term = (t.compose(table.term(unit), terms[0])
+                    if terms[0] is not None and unit.is_dyadic() else None)
+    if not k.trimmed().entries:
+        return None, k
+    return term, k
 
 
 # ------------------------------------------------------------------ digit planes
@@ -408,6 +480,194 @@ def _factored_adds(k: Kernel) -> int:
     """`_adds` of k's canonical literal, or of its factors applied in turn if that is fewer."""
     literal = t.canonicalise(k).literal
     return min(_adds(literal), sum(_adds(f) for f in factors(literal)))
+
+
+# ------------------------------------------------------------------ structured sums
+def _structured_sums(k: Kernel, table: t.LiteralTable) -> Iterator[tuple[str, str]]:
+    if _factor_count(k) < 2:  # a reducible kernel is split through its factors' literals
+        for term in peel_splits(k, table):
+            yield "separable-plus-rest", term
+        for term in pivot_splits(k, table):
+            yield "factorable-plus-tap", term
+    for term in coefficient_classes(k, table):
+        yield "coefficient-classes", term
+
+
+def scaled_structured_sums(k: Kernel, table: t.LiteralTable, halvings: int,
+                           ) -> Iterator[tuple[str, str]]:
+    """The sums of `_structured_sums` equal to k / 2^halvings (halvings on the parts)."""
+    if _factor_count(k) < 2:
+        for term in peel_splits(k, table, halvings=halvings):
+            yield "separable-plus-rest", term
+        for term in pivot_splits(k, table, halvings=halvings):
+            yield "factorable-plus-tap", term
+
+
+def peel_splits(k: Kernel, table: t.LiteralTable, max_splits: int = 2,
+                halvings: int = 0) -> Iterator[str]:
+    """K = row·column + R: the separable kernel that agrees with K on a pivot tap's row and
+    column (one step of rank reduction, K(x, py)·K(px, y) / K(p)), and the rest R, which is zero
+    on that row and column.
+
+    R is often small or separable itself: a scaled identity (unsharp masks: 2 - g5), a box's
+    centre (a box minus its centre), or a second separable kernel (a difference of Gaussians, a
+    sum of two separable kernels - rank 2 over the rationals; R's own literal gets `separation`).
+    Kept only when the parts are estimated cheaper (`_adds` of each, factored) than K; the
+    cheapest `max_splits` are seeded. Parts must be dyadic (SCAMP-5 can only halve). With
+    `halvings` h the term equals K / 2^h, R scaled exactly (so 16·identity / 16 is the identity,
+    not four doublings and four halvings).
+    """
+    for row, col, rest in _peels(k)[:max_splits]:
+        yield _halved_sum(t.compose(table.term(row), table.term(col)), rest, halvings, table)
+
+
+@functools.lru_cache(maxsize=256)
+def _peels(k: Kernel) -> list[tuple[Kernel, Kernel, Kernel]]:
+    """`peel_splits`' (row, column, rest) parts, cheapest first (memoised: asked once per
+    halving of the literal)."""
+    taps = {o: Fraction(c) for o, c in k.trimmed().entries}
+    whole = _factored_adds(k)
+    found: dict[tuple[str, ...], tuple[int, Kernel, Kernel, Kernel]] = {}
+    for p in sorted(taps):
+        parts = _peel(taps, p)
+        if parts is None:
+            continue
+        row, col, rest = parts
+        adds = _factored_adds(row) + _factored_adds(col) + 2 + _factored_adds(rest)
+        key = tuple(t.key_of(t.canonicalise(f).literal) for f in (row, col, rest))
+        if adds < whole:
+            found.setdefault(key, (adds, row, col, rest))
+    return [parts for _, *parts in sorted(found.values(), key=lambda f: f[0])]
+
+
+def _peel(taps: dict[tuple[int, int], Fraction], p: tuple[int, int],
+          ) -> tuple[Kernel, Kernel, Kernel] | None:
+    """(row, column, rest) of the rank-1 peel at pivot p, or None (K rank 1 there, a side of
+    one tap, or a part not dyadic)."""
+    px, py = p
+    pivot = taps[p]
+    row = {x: c for (x, y), c in taps.items() if y == py}
+    col = {y: c for (x, y), c in taps.items() if x == px}
+    if len(row) < 2 or len(col) < 2:
+        return None
+    if all(_dyadic(c / pivot) for c in col.values()):
+        col = {y: c / pivot for y, c in col.items()}
+    elif all(_dyadic(c / pivot) for c in row.values()):
+        row = {x: c / pivot for x, c in row.items()}
+    else:
+        return None
+    product = {(x, y): a * b for x, a in row.items() for y, b in col.items()}
+    rest = {o: taps.get(o, 0) - product.get(o, 0) for o in taps.keys() | product.keys()}
+    rest = {o: c for o, c in rest.items() if c}
+    if not rest or not all(_dyadic(c) for c in rest.values()):
+        return None
+    return (Kernel.of({(x - px, 0): c for x, c in row.items()}),
+            Kernel.of({(px, y): c for y, c in col.items()}), Kernel.of(rest))
+
+
+def _dyadic(c: Fraction) -> bool:
+    d = Fraction(c).denominator
+    return d & (d - 1) == 0
+
+
+def pivot_splits(k: Kernel, table: t.LiteralTable, max_splits: int = 2,
+                 halvings: int = 0) -> Iterator[str]:
+    """K = S + c·x^px y^py: S is K with one tap p changed so that S is divisible by a binomial
+    (1 ± x) or (1 ± y), and S factors (sympy); c is the change. Finds a smooth factorable
+    kernel minus a scaled identity where no single factorisation of K exists.
+
+    The value v of S at p follows from one equation (S vanishes at x = ∓1, resp. y); every other
+    row (column) must vanish already, which rules most pivots out before anything is factored.
+    Kept when S factored and the tap are estimated cheaper than K.
+    """
+    for s, tap in _pivots(k)[:max_splits]:
+        yield _halved_sum(table.term(s), tap, halvings, table)
+
+
+@functools.lru_cache(maxsize=256)
+def _pivots(k: Kernel) -> list[tuple[Kernel, Kernel]]:
+    """`pivot_splits`' (S, tap) parts, cheapest first (memoised like `_peels`)."""
+    taps = {o: int(c) for o, c in k.trimmed().entries}
+    whole = _factored_adds(k)
+    found: dict[str, tuple[int, Kernel, Kernel]] = {}
+    for p in sorted(taps):
+        for v in _pivot_values(taps, p):
+            if v == taps[p]:
+                continue
+            s = Kernel.of({**{o: c for o, c in taps.items() if o != p}, **({p: v} if v else {})})
+            if len(s.trimmed()) < 2 or _factor_count(s) < 2:
+                continue
+            tap = Kernel.of({p: taps[p] - v})
+            adds = _factored_adds(s) + 1 + _adds(t.canonicalise(tap).literal)
+            if adds < whole:
+                found.setdefault(t.key_of(s), (adds, s, tap))
+    return [(s, tap) for _, s, tap in sorted(found.values(), key=lambda f: f[0])]
+
+
+def _halved_sum(term: str, rest: Kernel, halvings: int, table: t.LiteralTable) -> str:
+    """(term + rest) / 2^halvings, the halvings on `term` and `rest` scaled exactly."""
+    return t.kadd(t.khalf(term, halvings), table.term(rest.scale(Fraction(1, 2**halvings))))
+
+
+def _pivot_values(taps: dict[tuple[int, int], int], p: tuple[int, int]) -> list[int]:
+    """Values v for tap p with which K (p set to v) vanishes at x = 1, x = -1, y = 1 or y = -1."""
+    values = []
+    for axis in (0, 1):
+        lines: dict[int, list[tuple[int, int]]] = {}
+        for o, c in taps.items():
+            lines.setdefault(o[1 - axis], []).append((o[axis], c))
+        for sign in (1, -1):
+            if any(_at(line, sign) for w, line in lines.items() if w != p[1 - axis]):
+                continue
+            rest = _at(lines[p[1 - axis]], sign, (p[axis], taps[p]))
+            values.append(-rest * sign ** (p[axis] % 2))
+    return list(dict.fromkeys(values))
+
+
+def _at(line: list[tuple[int, int]], sign: int, skip: tuple[int, int] | None = None) -> int:
+    """A line of taps (position, coefficient) as a polynomial evaluated at `sign`."""
+    return sum(c * sign ** (a % 2) for a, c in line if (a, c) != skip)
+
+
+# ------------------------------------------------------------------ coefficient classes
+def coefficient_classes(k: Kernel, table: t.LiteralTable) -> Iterator[str]:
+    """K = Σ_o Q_o·o over the odd parts o of K's coefficients: Q_o holds the taps whose odd part
+    is o (signed powers of two), applied to o·input, the multiple made once and shared by every
+    tap of its class (the shift-and-add sharing of multiple-constant multiplication; the
+    multiples themselves share a chain through `constant_chain`).
+
+    Seeded when some odd part above 1 is shared by two or more taps (else nothing is shared).
+    """
+    classes: dict[int, dict[tuple[int, int], int]] = {}
+    for o, c in k.trimmed().entries:
+        n = int(c)
+        odd = abs(n) >> ((abs(n) & -abs(n)).bit_length() - 1)
+        classes.setdefault(odd, {})[o] = n // odd
+    if not any(odd > 1 and len(q) > 1 for odd, q in classes.items()) or len(classes) < 2:
+        return
+    parts = []
+    for odd, q in sorted(classes.items()):
+        pattern = table.term(Kernel.of(q))
+        multiple = table.term(Kernel.unit(value=odd))
+        parts.append(pattern if odd == 1 else t.compose(pattern, multiple))
+    yield t.balanced_sum(parts)
+
+
+def constant_chain(k: Kernel, table: t.LiteralTable) -> Iterator[str]:
+    """For an odd constant c > 1 (a one-tap literal): c = c' ± 2^e for every smaller odd constant
+    c' > 1 already met, so the multiples of the input share one shift-and-add chain (5A = 3A + 2A
+    once 3A exists)."""
+    taps = k.trimmed().entries
+    if len(taps) != 1 or taps[0][0] != (0, 0) or int(taps[0][1]) < 3:
+        return
+    c = int(taps[0][1])
+    for key, lit in list(table.literals.items()):
+        other = lit.trimmed().entries
+        if len(other) != 1 or other[0][0] != (0, 0) or not 3 <= int(other[0][1]) < c:
+            continue
+        d = c - int(other[0][1])
+        if d & (d - 1) == 0:
+            yield t.kadd(f'(Lit "{key}")', _double(t.sh(0, 0), d.bit_length() - 1))
 
 
 # ------------------------------------------------------------------ direct lowering (fallback)

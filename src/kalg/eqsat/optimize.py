@@ -6,6 +6,7 @@ the chosen `Decomposition` and the facts about the search (e-graph size, stop re
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from kalg.clock import Clock
@@ -42,6 +43,9 @@ class Options:
     variants: int = 4
     extraction_seconds: float = 3.0
     ilp_max_nodes: int = 6_000
+    also: tuple[str, ...] = ()
+    """Further op sets to extract the lowering e-graph under (`Optimized.extra`): the same
+    saturation, another cost model."""
 
 
 @dataclass
@@ -63,9 +67,15 @@ class Optimized:
     algebra: engine.SaturationReport | None = None
     analyses: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
+    extra: dict[str, Decomposition] = field(default_factory=dict)
+    """The decomposition extracted under each op set of `Options.also`."""
+    as_written: Decomposition | None = None
+    """The outputs written as algebra applied as written (others by their digit planes);
+    None when no output has a written term."""
 
 
-def optimize(outputs: dict[str, Kernel], options: Options = Options()) -> Optimized:
+def optimize(outputs: dict[str, Kernel], options: Options = Options(),
+             written: dict[str, tuple] | None = None) -> Optimized:
     """Find the cheapest decomposition of `outputs` (register → kernel) under SCAMP-5 costs.
 
     Two bounded saturations: the algebra (seeded Kernel terms and the ring laws), from which the
@@ -75,7 +85,7 @@ def optimize(outputs: dict[str, Kernel], options: Options = Options()) -> Optimi
     """
     _check_outputs(outputs)
     clock = Clock()
-    seeds = analyses.seed(outputs, options.max_literals)
+    seeds = analyses.seed(outputs, options.max_literals, written)
     clock.lap("analyse")
     data, algebra = engine.saturate(FAMILIES, algebra_facts(seeds), ALGEBRA, options.limits)
     kgraph = extract.Graph(data)
@@ -102,11 +112,10 @@ def optimize(outputs: dict[str, Kernel], options: Options = Options()) -> Optimi
     graph = extract.Graph(data)
     model = cost.scamp5(options.op_set)
     root = graph.lets["root"]
-    try:
-        choice, optimal = extract.ilp(graph, root, model, options.extraction_seconds,
-                                      max_nodes=options.ilp_max_nodes)
-    except TimeoutError:
-        choice, optimal = extract.greedy(graph, root, model), False
+    choice, optimal = _extract(graph, model, options)
+    extra = {op_set: to_decomposition(graph, _extract(graph, cost.scamp5(op_set), options)[0],
+                                      sorted(outputs))
+             for op_set in options.also}
     clock.lap("extract")
     picked = variants.chosen_forms(graph, choice, _output_classes(graph, choice, list(offered)),
                                    offered)
@@ -130,7 +139,36 @@ def optimize(outputs: dict[str, Kernel], options: Options = Options()) -> Optimi
         algebra=algebra,
         analyses=counts,
         seconds=clock.laps,
+        extra=extra,
+        as_written=_as_written(seeds),
     )
+
+
+def _as_written(seeds: analyses.Seeds) -> Decomposition | None:
+    """Each output's "as-written" term applied to the input, its literals by their digit
+    planes (the user's structure, with no search); None when no output has one."""
+    written = {name: term for lit, term, analysis in seeds.unions if analysis == "as-written"
+               for name, root in seeds.roots.items() if root == lit}
+    if not written:
+        return None
+    terms = {}
+    for name, root in seeds.roots.items():
+        term = written.get(name, root)
+        terms[name] = _LITERAL_TERM.sub(
+            lambda m: next(analyses.digit_planes(seeds.literals[m.group(1)])), term)
+    return apply_terms(terms)
+
+
+_LITERAL_TERM = re.compile(r'\(Lit "([^"]*)"\)')
+
+def _extract(graph: extract.Graph, model: extract.Cost, options: Options,
+             ) -> tuple[extract.Choice, bool]:
+    """The ILP's choice under `model` (and whether it is proven optimal), else greedy's."""
+    try:
+        return extract.ilp(graph, graph.lets["root"], model, options.extraction_seconds,
+                           max_nodes=options.ilp_max_nodes)
+    except TimeoutError:
+        return extract.greedy(graph, graph.lets["root"], model), False
 
 
 def _interleave(forms: list[str], halved: list[str]) -> dict[str, int]:

@@ -19,6 +19,7 @@ from kalg.diagnostics import KalgError, KalgSemanticError, Span
 from kalg.frontend import ast
 from kalg.frontend.evaluate import MONOMIALS, Scope, evaluate, located
 from kalg.frontend.module import Definition, Module, Target
+from kalg.frontend.structure import Tree, structure
 from kalg.frontend.target import target_of
 from kalg.kernel import REAL, SEMIRINGS, Kernel, Semiring
 from kalg.targets.cpu.borders import parse_border
@@ -50,6 +51,7 @@ def check(program: ast.Program) -> Module:
              if isinstance(s, ast.KernelDef | ast.FilterDef)}
     definitions: dict[str, Definition] = {}
     kernels: dict[str, Kernel] = {}
+    trees: dict[str, Tree] = {}
     defaults = _Settings()
     for statement in program.statements:
         if isinstance(statement, ast.SemiringSetting):
@@ -63,10 +65,12 @@ def check(program: ast.Program) -> Module:
             filters = frozenset(n for n, d in definitions.items() if d.kind == "filter")
             scope = Scope(kernels, filters, lines, statement.name)
             settings = _own_settings(statement.settings, defaults)
-            definition = _define(statement, scope, settings, target)
+            definition = _define(statement, scope, settings, target, trees)
             definitions[statement.name] = definition
             if definition.kind == "kernel":
                 kernels[statement.name] = definition.exact[target.input]
+                trees[statement.name] = definition.structure.get(
+                    target.input, ("leaf", definition.exact[target.input]))
     if not definitions:
         raise _no_definitions(program)
     return Module(program.path, definitions, target)
@@ -154,7 +158,7 @@ def _own_settings(settings: tuple[ast.Setting, ...], defaults: _Settings) -> _Se
 
 # ----------------------------------------------------------------------- definitions
 def _define(statement: ast.KernelDef | ast.FilterDef, scope: Scope, settings: _Settings,
-            target: Target) -> Definition:
+            target: Target, trees: dict[str, Tree]) -> Definition:
     if isinstance(statement, ast.KernelDef):
         kind = "kernel"
         places = {target.input: (statement.expr, statement.name_span)}
@@ -178,9 +182,16 @@ def _define(statement: ast.KernelDef | ast.FilterDef, scope: Scope, settings: _S
                                             settings.approx.max_error)
             outputs[register], errors[register] = approx.approximate(kernel, depth)
             depths[register] = depth
+    written = {}
+    if settings.semiring is REAL:
+        for register, (expr, _) in places.items():
+            tree = structure(expr, scope, trees)
+            if tree is not None and register not in errors | unapproximated.keys():
+                written[register] = tree
     return Definition(statement.name, kind, outputs, settings.semiring, statement.span,
                       approx_error=errors, approx_depth=depths, exact=exact,
-                      unapproximated=unapproximated, border=settings.border)
+                      unapproximated=unapproximated, border=settings.border,
+                      structure=written)
 
 
 def _channel_filter(statement: ast.FilterDef, places: dict[str, tuple[ast.Expr, Span]],

@@ -56,6 +56,9 @@ class Definition:
     channels: dict[str, dict[str, Kernel]] = field(default_factory=dict)
     """For a filter over several inputs: output register → input register → kernel
     (`outputs` is then empty)."""
+    structure: dict[str, tuple] = field(default_factory=dict)
+    """For outputs written as algebra (real, not approximated): the tree of what was written
+    (`kalg.frontend.structure`), which the optimizer seeds beside the output's matrix."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ Where the spec is silent, kalg chooses (and both simulators follow, since they r
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from enum import StrEnum
 from fractions import Fraction
 from typing import ClassVar
@@ -112,6 +112,12 @@ class Instr:
 
     def effects(self) -> list[Effect]:
         raise NotImplementedError
+
+    def renamed(self, mapping: dict[str, str]) -> Instr:
+        """The same instruction with its registers renamed by `mapping` (others kept)."""
+        changes = {f.name: mapping[v] for f in fields(self)  # type: ignore[arg-type]
+                   if isinstance(v := getattr(self, f.name), str) and v in mapping}
+        return replace(self, **changes) if changes else self  # type: ignore[type-var]
 
     def violation(self) -> str | None:
         """The constraint this instruction breaks, in words, or None."""

@@ -1,0 +1,223 @@
+"""The candidate portfolio: candidate decompositions → the shortest verified program, monotone in
+resources.
+
+Contract (tests/test_monotone.py): for the same candidates, a larger register budget, or op set
+`all` instead of `basic`, never gives a longer program, and never "no program" where the smaller
+budget finds one. The code generator's beam search is not monotone in its budget (a wider register
+file fills the beam with different states), so the portfolio makes the *result* monotone:
+
+* a register budget R is searched as a ladder of register files, one per size k in `sizes(|R|)`
+  (every size from the fewest that can hold the outputs up to |R|; beyond six registers only the
+  sizes in `WIDE_SIZES`), and the shortest program of any rung wins. A rung is searched with
+  *virtual* registers - the input and output registers, then the first free names of the register
+  universe - and its program renamed onto R's free registers, so a rung's search is the same
+  computation whichever budget it belongs to: a larger budget runs every rung a smaller one runs.
+* op set `all` also runs what op set `basic` runs (a basic program is an `all` program), with the
+  basic candidates (the e-graph extracted under basic costs).
+
+One rung (`_rung`) is the screen-and-refine of every candidate: each candidate with `SCREEN`,
+then the best screened one again with `REFINE` and `REFINE_NARROW`. Every bound is a count, so the
+result is deterministic. Ties go to the op set asked for, the largest rung (the program a
+single search of the whole budget finds, when no smaller rung beats it), then the earlier
+candidate.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from kalg import codegen
+from kalg.decomp import Decomposition
+from kalg.diagnostics import KalgError, RegisterPressureError, ResourceLimitError
+from kalg.scamp5.isa import Instr, bus_steps
+from kalg.scamp5.symbolic import verify_exact
+
+SCREEN = codegen.QUICK
+"""Code generation limits every candidate gets first (a fraction of a second each)."""
+
+SCREEN_ONLY = replace(codegen.QUICK, beam=8, children=6, moves=12, moves_per_goal=16,
+                      expansions=300, extend=False)
+"""The limits of a rung below `FULL_SIZES`: half a screen, never extended (these rungs are run
+by every budget, so they must be cheap)."""
+
+REFINE = codegen.Limits(expansions=1000, total_expansions=2000)
+"""Limits for the best screened candidate: a wider search, about a second."""
+
+REFINE_NARROW = codegen.Limits(expansions=700, total_expansions=1400, in_sequence=False)
+"""A second budget the best screened candidate is also searched with. The beam search is not
+monotonic in its budget: a search cut off earlier keeps different states, and its program is
+sometimes shorter than the wider search's (never worse overall: the shortest program wins).
+The outputs-in-sequence program is left to `REFINE`, which already compares it."""
+
+MAX_VALUES = 400
+"""Candidates with more live values than this are not given to the code generator: its search
+state grows with them (a 1600-value greedy extraction of a 13x13 Gaussian exhausts memory)."""
+
+FULL_SIZES = (6, 8, 12, 18, 26)
+"""Rungs searched in full (screen and refine): SCAMP-5's six registers and, for the simulated
+wide target, a few larger files. The two smallest rungs are only screened (a fraction of the
+time): a budget between two rungs is searched with the rungs below it, so the ladder stays short
+and a larger budget still runs every rung a smaller one runs."""
+
+OP_ORDER = ("basic", "all")
+"""Op sets by inclusion: each one's programs are programs of the next."""
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """The resources a program may use: registers (a subset of `universe`), the input register,
+    the op set, and the outputs' registers (which every rung must contain)."""
+
+    registers: tuple[str, ...]
+    input: str
+    ops: str
+    outputs: tuple[str, ...]
+    universe: tuple[str, ...]
+
+    def required(self) -> tuple[str, ...]:
+        """The input and output registers, in universe order."""
+        need = {self.input, *self.outputs}
+        return tuple(r for r in self.universe if r in need)
+
+    def op_sets(self) -> tuple[str, ...]:
+        """The op sets searched: `ops` and every op set it includes."""
+        return OP_ORDER[: OP_ORDER.index(self.ops) + 1]
+
+    def sizes(self) -> list[int]:
+        """The rungs' register counts, smallest first: the fewest that can hold the outputs
+        (`low`, at least two) and one more, then `FULL_SIZES` - as far as the budget reaches."""
+        n = len(set(self.registers))
+        low = max(len(self.required()), 2)
+        ladder = sorted({low, low + 1, *(k for k in FULL_SIZES if k > low)})
+        return [k for k in ladder if k <= n]
+
+    def rung(self, size: int) -> tuple[tuple[str, ...], dict[str, str]]:
+        """The virtual register file of `size` registers (required ones first, then free names
+        of the universe in order), and the renaming of its free names onto this budget's."""
+        required = self.required()
+        mine = [r for r in self.universe if r in self.registers and r not in required]
+        spare = [r for r in self.universe if r not in required]
+        free = spare[: size - len(required)]
+        return required + tuple(free), dict(zip(free, mine, strict=False))
+
+
+@dataclass(frozen=True)
+class Best:
+    """The portfolio's answer: the program, the candidate it came from (and its decomposition),
+    and why the search stopped early (None: every rung ran)."""
+
+    program: list[Instr]
+    candidate: str
+    decomposition: Decomposition
+    stop: str | None = None
+
+
+class _NoDeadline:
+    seconds = None
+    end = None
+
+    def left(self) -> float:
+        return math.inf
+
+    def passed(self) -> bool:
+        return False
+
+
+def best_program(candidates: dict[str, dict[str, Decomposition]], budget: Budget,
+                 deadline=None, progress: Callable[[str], None] | None = None) -> Best:
+    """The shortest program (then fewest bus steps) over every op set and rung of `budget`.
+    `candidates[op_set]` are the candidates searched with that op set (ordered: ties keep the
+    earlier one). `deadline` (the pipeline's --timeout: `end`, `left()`, `passed()`, `seconds`)
+    stops the search with what it has - the one way the result can depend on the clock."""
+    deadline = deadline or _NoDeadline()
+    best: tuple[tuple[int, int, int, int, int], str, list[Instr], dict[str, str],
+                Decomposition] | None = None
+    pressure: RegisterPressureError | None = None
+    plan = [(op_rank, op_set, size) for op_rank, op_set in enumerate(budget.op_sets())
+            for size in budget.sizes()]
+    for number, (op_rank, op_set, size) in enumerate(plan, 1):
+        if deadline.passed():
+            break
+        usable = _distinct({n: d for n, d in candidates[op_set].items()
+                            if len(d.live()) <= MAX_VALUES})
+        if not usable:
+            raise KalgError(f"every candidate decomposition has over {MAX_VALUES} values: the "
+                            "kernel is too large for the code generator; approximate or split it")
+        if progress:
+            progress(f"code generation: rung {number} of {len(plan)} ({op_set}, {size} "
+                     "registers)")
+        registers, renaming = budget.rung(size)
+        try:
+            (length, bus, order), name, program = _rung(
+                usable, registers, budget.input, op_set, size in FULL_SIZES, deadline)
+        except RegisterPressureError as err:
+            pressure = pressure or err
+            continue
+        key = (length, bus, -op_rank, -size, order)
+        if best is None or key < best[0]:
+            best = (key, name, program, renaming, usable[name])
+    stop = None
+    if deadline.passed():
+        stop = (f"--timeout {deadline.seconds:g} s expired during code generation: this is the "
+                "best verified program found so far (a longer timeout may find a shorter one)")
+        if best is None:
+            raise ResourceLimitError(
+                f"--timeout {deadline.seconds:g} s expired before code generation found a "
+                "program", hint="raise --timeout, or approximate or split the kernel")
+    if best is None:
+        raise pressure or RegisterPressureError(
+            f"no program fits in {len(budget.registers)} register(s) "
+            f"{' '.join(budget.registers)}", hint="give at least two registers")
+    _, name, program, renaming, decomp = best
+    return Best(_renamed(program, renaming, decomp, budget.input), name, decomp, stop)
+
+
+def _rung(usable: dict[str, Decomposition], registers: tuple[str, ...], input_register: str,
+          op_set: str, refine: bool, deadline) -> tuple[tuple[int, int, int], str, list[Instr]]:
+    """One rung: every candidate screened, then (`refine`) the best screened one refined twice."""
+    found: list[tuple[tuple[int, int, int], str, list[Instr]]] = []
+    pressure: RegisterPressureError | None = None
+
+    def attempt(name: str, order: int, limits: codegen.Limits) -> None:
+        nonlocal pressure
+        if deadline.passed():
+            return
+        if deadline.end is not None:
+            limits = replace(limits, seconds=max(deadline.left(), 0.01))
+        try:
+            program = codegen.generate(usable[name], registers, input_register, op_set, limits)
+        except RegisterPressureError as err:
+            pressure = err
+            return
+        found.append(((len(program), bus_steps(program), order), name, program))
+
+    for order, name in enumerate(usable):
+        attempt(name, order, SCREEN if refine else SCREEN_ONLY)
+    if not found:
+        raise pressure or RegisterPressureError(
+            f"no program found in {len(registers)} registers")
+    (_, _, order), name, _ = min(found, key=lambda f: f[0])
+    if refine:
+        attempt(name, order, REFINE)
+        attempt(name, order, REFINE_NARROW)
+    return min(found, key=lambda f: f[0])
+
+
+def _distinct(candidates: dict[str, Decomposition]) -> dict[str, Decomposition]:
+    """The candidates without repeats (an equal decomposition searched again finds the same)."""
+    seen: dict[Decomposition, str] = {}
+    for name, d in candidates.items():
+        seen.setdefault(d, name)
+    return {name: d for d, name in seen.items()}
+
+
+def _renamed(program: list[Instr], renaming: dict[str, str], decomp: Decomposition,
+             input_register: str) -> list[Instr]:
+    """The rung's program on the budget's own registers, checked exactly again."""
+    if all(k == v for k, v in renaming.items()):
+        return program
+    moved = [i.renamed(renaming) for i in program]
+    verify_exact(moved, decomp.output_kernels(), input_register)
+    return moved
