@@ -461,7 +461,8 @@ def _large_candidates(outputs: dict) -> dict[str, Decomposition] | None:
         found["factor chain"] = chain
     if split is not None:
         found["separable"] = split
-        found["separable, column first"] = separable_candidate(outputs, column_first=True)
+        if "factor chain" not in found:  # the chain of small factors wins there (Gaussians)
+            found["separable, column first"] = separable_candidate(outputs, column_first=True)
     if not found:
         return None
     horner = direct_decomposition(outputs)
