@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from kalg.pipeline import compile_file
 
 
@@ -21,5 +23,20 @@ def test_a_31x31_box_compiles_to_at_most_45_instructions_in_seconds(tmp_path):
     result = compile_file(src)
     seconds = time.process_time() - start
     assert result.stats["instructions"] <= 45
-    assert result.stats["candidate"] == "separable"  # no e-graph child: all CPU is counted here
+    # No e-graph child process: all CPU time is counted here.
+    assert result.stats["candidate"].startswith("separable")
+    assert seconds < 10
+
+
+@pytest.mark.parametrize(("side", "before"), [(11, 15), (13, 19)])
+def test_mid_sized_boxes_are_not_longer_than_before_the_large_path(tmp_path, side, before):
+    """Regression: the large path (no e-graph) first gave the 11x11 box 16 and the 13x13 box 21
+    instructions, where the full search had found 15 and 19 (in 11 s and 18 s of CPU). Horner
+    over the flat sum refined, and the column-first order, bring them back within the budget."""
+    src = tmp_path / f"box{side}.kalg"
+    src.write_text(_box(side))
+    start = time.process_time()
+    result = compile_file(src)
+    seconds = time.process_time() - start
+    assert result.stats["instructions"] <= before
     assert seconds < 10

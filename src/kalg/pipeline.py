@@ -150,6 +150,8 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
     stats["provenance"] = {**provenance,
                            "horner": ["digit planes (Horner), no e-graph"],
                            "separable": ["row then column, each by Horner, no e-graph"],
+                           "separable, column first": ["column then row, each by Horner, "
+                                                       "no e-graph"],
                            "factor chain": ["integer factors applied in turn, no e-graph"],
                            "as written": ["the expression as written, no e-graph"],
                            "exhaustive search": ["exact search over all programs, no e-graph"],
@@ -430,13 +432,31 @@ LARGE_VALUES = 200
 """In the large path, candidates with more live values than this are left out (Horner over a
 whole 9x9 Gaussian, 285 values: 14 s of screening for 287 instructions)."""
 
+FLAT_LARGE_VALUES = 256
+"""...except Horner over a kernel of one digit plane (a flat sum: no halvings, one add per
+tap), admitted up to this many: the 11x11 box's 241 values screen in under a second and refine
+to 15 instructions, where row-then-column gives 16 (a random 9x9 of three planes, 163 values,
+takes 6.5 s to screen)."""
+
+LARGE_REFINE_MARGIN = 4
+"""In the large path, only candidates whose screened program is at most 1/this longer than
+the best screened one are refined: refining a far worse candidate cost time and did not win
+(a random separable 9x9: Horner 101 screened, 78 refined, 22 s, against 31 row-then-column)."""
+
 CHAIN_WIDTH = 3
 
-LARGE_REFINE_VALUES = 200
+LARGE_REFINE_VALUES = FLAT_LARGE_VALUES
 """In the large path, candidates with at most this many live values are refined with `REFINE`,
-except row-then-column: refining its long flat sums took minutes and, the beam search not being
-monotone in its budget, gave longer programs (21x21 box: 28 screened, 315 refined). Refining
-gives the 9x9 box's Horner 12 (15 screened) and the 15x15 Gaussian's chain 62 (64)."""
+except the separable ones (`SEPARABLE_REFINE_VALUES`): every admitted Horner (the 11x11 box's
+flat sum: 17 screened, 15 refined, about 4.5 s). Refining gives the 9x9 box's Horner 12
+(15 screened) and the 15x15 Gaussian's chain 62 (64)."""
+
+SEPARABLE_REFINE_VALUES = 64
+"""The separable candidate screened shorter (row then column, or column then row) is refined
+only up to this many live values: refining their long flat sums grows with the side (31x31
+box: 12 s CPU for 41 instead of 43) while it pays on mid-sized kernels (15x15 box: 23 -> 20,
+about 2 s). The beam search is not monotone in its budget (21x21 box: 28 screened, 315
+refined), which costs time only: the shortest program wins."""
 
 
 def _large_candidates(outputs: dict) -> dict[str, Decomposition] | None:
@@ -455,10 +475,13 @@ def _large_candidates(outputs: dict) -> dict[str, Decomposition] | None:
         found["factor chain"] = chain
     if split is not None:
         found["separable"] = split
+        if "factor chain" not in found:  # the chain of small factors wins there (Gaussians)
+            found["separable, column first"] = separable_candidate(outputs, column_first=True)
     if not found:
         return None
     horner = direct_decomposition(outputs)
-    if len(horner.live()) <= LARGE_VALUES:
+    flat = all(abs(c) == 1 for k in outputs.values() for c in k.trimmed().taps.values())
+    if len(horner.live()) <= (FLAT_LARGE_VALUES if flat else LARGE_VALUES):
         found["horner"] = horner
     return found
 
@@ -518,9 +541,17 @@ def _best_program(candidates: dict[str, Decomposition], registers: tuple[str, ..
 
 
 def _large_refines(screened: list, usable: dict) -> list[tuple[str, int, codegen.Limits]]:
-    """The refines of the large path: see `LARGE_REFINE_VALUES`."""
-    return [(name, order, REFINE) for (_, _, order), name, _ in screened
-            if name != "separable" and len(usable[name].live()) <= LARGE_REFINE_VALUES]
+    """The refines of the large path: see `LARGE_REFINE_VALUES`, `SEPARABLE_REFINE_VALUES`
+    and `LARGE_REFINE_MARGIN`."""
+    def bound(name: str) -> int:
+        return SEPARABLE_REFINE_VALUES if name.startswith("separable") else LARGE_REFINE_VALUES
+    best = screened[0][0][0]
+    # One axis order of a separable kernel: the one screened shorter (the first on a tie).
+    first = next((name for _, name, _ in screened if name.startswith("separable")), None)
+    return [(name, order, REFINE) for (length, _, order), name, _ in screened
+            if len(usable[name].live()) <= bound(name)
+            and length <= best + best // LARGE_REFINE_MARGIN
+            and (name == first or not name.startswith("separable"))]
 
 
 def _refines(screened: list) -> list[tuple[str, int, codegen.Limits]]:
