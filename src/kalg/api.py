@@ -32,10 +32,6 @@ from kalg.scamp5.isa import REGISTERS, SIMULATED_REGISTERS, Instr, bus_steps
 
 __all__ = ["CompileResult", "SimulationResult", "compile", "kalg_text", "simulate"]
 
-SCAMP5_TARGETS = ("scamp5", "scamp5_wide")
-"""Targets `compile` handles itself; any other goes through `_compile_runtime_target`."""
-
-
 @dataclass
 class CompileResult:
     """What `compile` made. For a SCAMP-5 target: `text` is the program as `kalg optimize`
@@ -109,19 +105,19 @@ def compile(source: Any, *, name: str | None = None, target: str | None = None,
     or {"depth": D, "max_error": E}) rounds to multiples of 2^-depth; `origin` (row, col) is the
     cell of offset (0, 0) for even sizes. The other options are `kalg optimize`'s
     (`exhaustive`, `exhaustive_nodes`: its --exhaustive and --exhaustive-nodes). `target`
-    "cpu" (or any non-SCAMP-5 target) goes to that target's runtime; `runtime` options
-    (e.g. `border=`) are passed to it.
+    names a plug-in of `kalg.targets` (scamp5, scamp5_wide, cpu), which does the compile;
+    `runtime` options (e.g. cpu's `border=`) are passed to it. For "cpu" the program stage's
+    `program` is a verified callable `f(image, border=...)`.
     """
-    from kalg.pipeline import Settings, Stage, compile_text
+    from kalg import targets
+    from kalg.pipeline import Settings, Stage
 
     text, path = _source_text(source, divisor=divisor, approx=approx, origin=origin)
-    if target is not None and target not in SCAMP5_TARGETS:
-        if emit == "program":
-            return _compile_runtime_target(text, path, target, name, runtime)
-        target = None  # ast and kernels do not depend on the target
-    if runtime:
-        raise UsageError(f"unknown option(s) {', '.join(sorted(runtime))} for target "
-                         f"{target or 'scamp5'}")
+    try:  # None: the file's target block, which names a SCAMP-5 register file
+        plug_in = targets.get(target or "scamp5")
+    except KeyError:
+        raise UsageError(f"unknown target {target!r}: expected "
+                         f"{', '.join(targets.TARGETS)}") from None
     if isinstance(registers, str):
         registers = parse_registers(registers)
     settings = Settings(name=name, target=target, ops=ops,
@@ -129,28 +125,7 @@ def compile(source: Any, *, name: str | None = None, target: str | None = None,
                         emit=Stage(emit), time_limit=time_limit, node_limit=node_limit,
                         timeout=timeout, progress=progress, warn=warn, exhaustive=exhaustive,
                         **({"exhaustive_nodes": exhaustive_nodes} if exhaustive_nodes else {}))
-    r = compile_text(text, path, settings)
-    return CompileResult(r.text, r.stage.value, r.program, r.stats, r.verified, r.decomposition,
-                         r.definition, r.warnings, r.input_register, target or "scamp5")
-
-
-def _compile_runtime_target(text: str, path: str, target: str, name: str | None,
-                            options: dict[str, Any]) -> CompileResult:
-    """THE ONE PLACE non-SCAMP-5 targets are routed (wired by the lead at merge): the cpu
-    runtime of `kalg.targets.cpu` builds a verified callable from the definition."""
-    from kalg import frontend
-
-    definition = frontend.load_text(text, path).definition(name)
-    try:
-        from kalg.targets import cpu  # type: ignore[attr-defined]
-    except ImportError:
-        raise KalgError(f"target {target} needs the cpu runtime (kalg.targets.cpu), which this "
-                        "installation does not have") from None
-    if target != "cpu":
-        raise UsageError(f"unknown target {target!r}: expected scamp5, scamp5_wide or cpu")
-    function = cpu.build(definition, **options)
-    return CompileResult(f"# {definition.name}: cpu pipeline (kalg.targets.cpu)\n", "program",
-                         function, verified=True, definition=definition, target=target)
+    return plug_in.compile(text, path, settings, **runtime)
 
 
 def parse_registers(text: str) -> tuple[str, ...]:

@@ -8,9 +8,10 @@ import json
 import sys
 from pathlib import Path
 
-from kalg.diagnostics import KalgError, KalgSemanticError, UsageError
+from kalg.diagnostics import KalgError
 from kalg.stages import SIMULATED_REGISTERS as REGISTERS
 from kalg.stages import WIDE, Stage
+from kalg.targets import TARGETS
 
 DESCRIPTION = """\
 Compile the last kernel or filter of FILE (or --name NAME) into the shortest SCAMP-5 program
@@ -44,7 +45,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("file", metavar="FILE", help="the .kalg file to compile")
     p.add_argument("--name", metavar="NAME", help="the kernel or filter to compile "
                    "(default: the last definition in FILE)")
-    p.add_argument("--target", choices=["scamp5", WIDE, "cpu"], default=None,
+    p.add_argument("--target", choices=list(TARGETS), default=None,
                    help="the machine to compile for: scamp5 (a verified program), "
                         f"{WIDE} (the same for a SIMULATED register file A..Z, for studies: "
                         "its programs cannot run on the device), or cpu (the decomposition "
@@ -127,22 +128,22 @@ def _positive_float(text: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kalg import api
+    from kalg import frontend, targets
+    from kalg.pipeline import Settings
     from kalg.progress import reporter, warner
 
-    _check_target_options(args)
+    target = targets.get(args.target or "scamp5")  # None: the file's target block (SCAMP-5)
     progress, done = reporter(args.stats)
     try:
-        if args.target == "cpu" and args.emit not in (Stage.AST.value, Stage.KERNELS.value):
-            result = _compile_cpu(args)
-        else:
-            result = api.compile(
-                Path(args.file), name=args.name, target=args.target, ops=args.ops,
-                registers=args.registers, input=args.input,
-                emit=args.emit or Stage.PROGRAM.value, time_limit=args.time_limit,
-                node_limit=args.node_limit, timeout=args.timeout, progress=progress,
-                warn=None if args.json else warner(), exhaustive=args.exhaustive,
-                exhaustive_nodes=args.exhaustive_nodes)
+        settings = Settings(
+            name=args.name, target=args.target, ops=args.ops, registers=args.registers,
+            input=args.input, emit=Stage(args.emit) if args.emit else target.emit,
+            time_limit=args.time_limit, node_limit=args.node_limit, timeout=args.timeout,
+            progress=progress, warn=None if args.json else warner(),
+            exhaustive=args.exhaustive,
+            **({"exhaustive_nodes": args.exhaustive_nodes} if args.exhaustive_nodes else {}))
+        result = target.optimize(frontend.read_source(args.file), args.file, settings,
+                                 output=args.output)
     finally:
         done()
     text = result.text
@@ -166,58 +167,3 @@ def run(args: argparse.Namespace) -> int:
 
 def _name(result) -> str | None:
     return result.definition.name if getattr(result, "definition", None) is not None else None
-
-
-def _check_target_options(args: argparse.Namespace) -> None:
-    """SCAMP-5 settings with --target cpu would be silently ignored: refuse them."""
-    if args.target != "cpu":
-        return
-    given = [f"--{n}" for n in ("registers", "ops", "input", "timeout")
-             if getattr(args, n) is not None]
-    if given:
-        raise UsageError(f"{' and '.join(given)} {'is a' if len(given) == 1 else 'are'} SCAMP-5 "
-                         f"setting{'s' * (len(given) > 1)}: --target cpu has no register "
-                         "budget or op set (leave them out, or compile for scamp5)")
-
-
-def _compile_cpu(args: argparse.Namespace):
-    """`--target cpu`: every output's cheapest verified decomposition under the cpu cost model."""
-    from kalg import frontend, targets
-    from kalg.eqsat import engine
-    from kalg.pipeline import Result
-    from kalg.targets.cpu import optimize as cpu
-
-    emit = Stage(args.emit or Stage.DECOMPOSITION.value)
-    if emit is Stage.PROGRAM:
-        raise UsageError("the cpu target has no program: it prints the decomposition and its "
-                         "operations per pixel (use --emit decomposition, or leave --emit out)")
-    definition = frontend.load_file(args.file).definition(args.name)
-    if definition.channels:
-        raise KalgSemanticError(f"'{definition.name}' reads several inputs: the cpu target "
-                                "does not take input channels yet; compile it for scamp5",
-                                definition.span)
-    limits = engine.Limits(nodes=min(args.node_limit, cpu.DEFAULT_LIMITS.nodes),
-                           seconds=args.time_limit)
-    try:  # the cpu target plug-in: search, passes, verification (no Halide here)
-        plan = targets.get("cpu").lower(definition.outputs, limits=limits)
-    except KalgSemanticError as err:  # locate it at the definition
-        raise KalgSemanticError(f"'{definition.name}': {err.message}", err.span or definition.span,
-                                err.hint) from None
-    results = plan.results
-    stats: dict[str, object] = {}
-    for reg, r in results.items():
-        prefix = f"{reg} " if len(results) > 1 else ""
-        stats[f"{prefix}e-graph"] = (f"{r.saturation.nodes} e-nodes, {r.saturation.stop_reason} "
-                                     f"after {r.saturation.iterations} iterations")
-        stats[f"{prefix}ops/pixel"] = f"{r.ops} (direct {r.direct_ops})"
-    if emit is Stage.EGRAPH:
-        return Result(emit, "".join(f"{k}: {v}\n" for k, v in stats.items()), stats,
-                      definition=definition)
-    if args.output and args.output.endswith(".py"):  # a module that runs without kalg
-        from kalg.targets.cpu.borders import DEFAULT, parse_border
-        from kalg.targets.cpu.export import standalone_source
-        border = parse_border(definition.border) if definition.border else DEFAULT
-        return Result(emit, standalone_source(plan, definition.name, border), stats,
-                      definition=definition, verified=True)
-    return Result(emit, cpu.format_result(definition.name, results), stats,
-                  definition=definition, verified=True)

@@ -3,21 +3,29 @@
 A target has a cost model (what the e-graph extraction minimises), a lowering (kernels → its
 artefact), a verifier (every artefact is checked before it leaves kalg) and, where kalg can run
 the artefact itself, a runner. `TARGETS` names them; `kalg optimize --target NAME` and
-`kalg.targets.get(NAME)` look them up.
+`kalg.targets.get(NAME)` look them up; `optimize` (what `kalg optimize` prints) and `compile`
+(what `kalg.compile` returns) are the entry points the command line and the Python API call, so
+neither names a target.
 
-Today `cpu` (`kalg.targets.cpu`: operations per pixel, Halide pipelines) is a plug-in; SCAMP-5's
-stages still live in `kalg.pipeline` (compile_file), which is the seam where a `scamp5` plug-in of
-the same shape goes.
+* `scamp5`, `scamp5_wide` (`kalg.targets.scamp5`): SCAMP-5 instructions, the search and code
+  generation of `kalg.pipeline`, exact symbolic and simulator checks.
+* `cpu` (`kalg.targets.cpu`): operations per pixel, Halide pipelines.
+
+This module is light (no numpy, no Halide): `kalg --version` and the argument parser import it.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from kalg.eqsat.extract import ENode
-from kalg.kernel import Kernel
+if TYPE_CHECKING:
+    from kalg.api import CompileResult
+    from kalg.eqsat.extract import ENode
+    from kalg.kernel import Kernel
+    from kalg.pipeline import Result, Settings
+    from kalg.stages import Stage
 
 
 @runtime_checkable
@@ -25,6 +33,8 @@ class Target(Protocol):
     """What every target provides."""
 
     name: str
+    emit: Stage
+    """The stage `kalg optimize` prints when --emit is not given."""
 
     def cost(self) -> Callable[[ENode], float | None]:
         """The extraction cost model (an e-node's own cost; None: never extract it)."""
@@ -43,14 +53,31 @@ class Target(Protocol):
         """Something that applies the artefact to an image, or None if kalg cannot run it."""
         ...
 
+    def optimize(self, text: str, path: str, settings: Settings,
+                 output: str | None = None) -> Result:
+        """`kalg optimize`: the stage `settings.emit` of the definition `settings.name` of .kalg
+        `text` (errors located in `path`), verified when it is the target's artefact; `output`
+        is the file the user writes it to (a target may write another form for its suffix)."""
+        ...
 
-TARGETS = {"cpu": "kalg.targets.cpu"}
-"""Target name → module holding `TARGET` (imported only when asked for: Halide is heavy)."""
+    def compile(self, text: str, path: str, settings: Settings,
+                **runtime: Any) -> CompileResult:
+        """`kalg.compile`: the same compile as a `CompileResult`; `runtime` holds the target's
+        own options (UsageError for one it does not take)."""
+        ...
+
+
+TARGETS = {"scamp5": "kalg.targets.scamp5:TARGET",
+           "scamp5_wide": "kalg.targets.scamp5:WIDE_TARGET",
+           "cpu": "kalg.targets.cpu:TARGET"}
+"""Target name → 'module:attribute' of its plug-in (imported only when asked for: the search
+and Halide are heavy)."""
 
 
 def get(name: str) -> Target:
     """The target called `name` (KeyError for an unknown one)."""
-    return importlib.import_module(TARGETS[name]).TARGET
+    module, attribute = TARGETS[name].split(":")
+    return getattr(importlib.import_module(module), attribute)
 
 
 __all__ = ["TARGETS", "Target", "get"]

@@ -7,6 +7,7 @@ pipeline on real images with borders.
 * `halide`: the only module that imports Halide: lowering, schedule, JIT/AOT compile, disk cache.
 * `borders`: the border modes and their names in OpenCV, scipy and numpy.
 * `runner`: `build(definition, border) -> CpuFilter`, the callable users get.
+* `driver`: `kalg optimize --target cpu` and `kalg.compile(..., target="cpu")`.
 
 `TARGET` is this target in the shape of `kalg.targets.Target`. Halide is imported only when a
 pipeline is built, never by `kalg optimize` alone.
@@ -15,6 +16,8 @@ pipeline is built, never by `kalg optimize` alone.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+
+from kalg.stages import Stage
 
 if TYPE_CHECKING:
     from kalg.targets.cpu.runner import CpuFilter
@@ -42,6 +45,7 @@ class CpuTarget:
     """The cpu target in the shape of `kalg.targets.Target`."""
 
     name = "cpu"
+    emit = Stage.DECOMPOSITION
 
     def cost(self):
         from kalg.eqsat import cost
@@ -57,6 +61,14 @@ class CpuTarget:
     def runner(self, artefact, **options):
         from kalg.targets.cpu.runner import CpuFilter
         return CpuFilter(artefact, **options)
+
+    def optimize(self, text, path, settings, output=None):
+        from kalg.targets.cpu import driver
+        return driver.optimize(text, path, settings, output)
+
+    def compile(self, text, path, settings, **runtime):
+        from kalg.targets.cpu import driver
+        return driver.compile(text, path, settings, **runtime)
 
 
 TARGET = CpuTarget()

@@ -1,0 +1,93 @@
+"""The cpu target's entry points for `kalg optimize` (`optimize`: the decomposition with its
+operations per pixel, or a standalone Python module) and `kalg.compile` (`compile`: a verified
+callable). No Halide here: it is imported only when a pipeline is built."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from kalg.diagnostics import KalgSemanticError, UsageError
+from kalg.stages import Stage
+
+FRONT_END = (Stage.AST, Stage.KERNELS)
+"""Stages that do not depend on the target: the front end of `kalg.pipeline` answers them."""
+
+
+def optimize(text: str, path: str, settings: Any, output: str | None = None) -> Any:
+    """Every output's cheapest verified decomposition under the cpu cost model, as a
+    `pipeline.Result` whose text is the passes (or, for an `output` ending in .py, a module that
+    runs without kalg). UsageError for SCAMP-5 settings, which would be silently ignored."""
+    from kalg import frontend, targets
+    from kalg.eqsat import engine
+    from kalg.pipeline import Result, compile_text
+    from kalg.targets.cpu import optimize as cpu
+
+    _refuse_scamp5_settings(settings)
+    if settings.emit in FRONT_END:
+        return compile_text(text, path, dataclasses.replace(settings, target=None))
+    if settings.emit is Stage.PROGRAM:
+        raise UsageError("the cpu target has no program: it prints the decomposition and its "
+                         "operations per pixel (use --emit decomposition, or leave --emit out)")
+    definition = frontend.load_text(text, path).definition(settings.name)
+    if definition.channels:
+        raise KalgSemanticError(f"'{definition.name}' reads several inputs: the cpu target "
+                                "does not take input channels yet; compile it for scamp5",
+                                definition.span)
+    limits = engine.Limits(nodes=min(settings.node_limit, cpu.DEFAULT_LIMITS.nodes),
+                           seconds=settings.time_limit)
+    try:  # the cpu target plug-in: search, passes, verification (no Halide here)
+        plan = targets.get("cpu").lower(definition.outputs, limits=limits)
+    except KalgSemanticError as err:  # locate it at the definition
+        raise KalgSemanticError(f"'{definition.name}': {err.message}", err.span or definition.span,
+                                err.hint) from None
+    results = plan.results
+    stats: dict[str, object] = {}
+    for reg, r in results.items():
+        prefix = f"{reg} " if len(results) > 1 else ""
+        stats[f"{prefix}e-graph"] = (f"{r.saturation.nodes} e-nodes, {r.saturation.stop_reason} "
+                                     f"after {r.saturation.iterations} iterations")
+        stats[f"{prefix}ops/pixel"] = f"{r.ops} (direct {r.direct_ops})"
+    emit = settings.emit
+    if emit is Stage.EGRAPH:
+        return Result(emit, "".join(f"{k}: {v}\n" for k, v in stats.items()), stats,
+                      definition=definition)
+    if output and output.endswith(".py"):  # a module that runs without kalg
+        from kalg.targets.cpu.borders import DEFAULT, parse_border
+        from kalg.targets.cpu.export import standalone_source
+        border = parse_border(definition.border) if definition.border else DEFAULT
+        return Result(emit, standalone_source(plan, definition.name, border), stats,
+                      definition=definition, verified=True)
+    return Result(emit, cpu.format_result(definition.name, results), stats,
+                  definition=definition, verified=True)
+
+
+def _refuse_scamp5_settings(settings: Any) -> None:
+    """SCAMP-5 settings with --target cpu would be silently ignored: refuse them."""
+    given = [f"--{n}" for n in ("registers", "ops", "input", "timeout")
+             if getattr(settings, n) is not None]
+    if given:
+        raise UsageError(f"{' and '.join(given)} {'is a' if len(given) == 1 else 'are'} SCAMP-5 "
+                         f"setting{'s' * (len(given) > 1)}: --target cpu has no register "
+                         "budget or op set (leave them out, or compile for scamp5)")
+
+
+def compile(text: str, path: str, settings: Any, **options: Any) -> Any:
+    """`kalg.compile(..., target="cpu")`: for the program stage a `CompileResult` whose
+    `program` is the verified callable of `kalg.targets.cpu.build` (`options`, e.g. `border=`,
+    go to it); for an earlier stage, that stage as `optimize` makes it."""
+    from kalg import frontend
+    from kalg.api import CompileResult
+    from kalg.targets.cpu import build
+
+    if settings.emit is not Stage.PROGRAM:
+        if options:
+            raise UsageError(f"unknown option(s) {', '.join(sorted(options))} for --emit "
+                             f"{settings.emit.value}")
+        r = optimize(text, path, settings)
+        return CompileResult(r.text, r.stage.value, r.program, r.stats, r.verified,
+                             r.decomposition, r.definition, r.warnings, target="cpu")
+    definition = frontend.load_text(text, path).definition(settings.name)
+    function = build(definition, **options)
+    return CompileResult(f"# {definition.name}: cpu pipeline (kalg.targets.cpu)\n", "program",
+                         function, verified=True, definition=definition, target="cpu")
