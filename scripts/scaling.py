@@ -709,6 +709,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="address-space cap of one compile, GiB (default 8)")
     p.add_argument("--quick", action="store_true",
                    help="a smoke run: sizes up to 7, up to 3 kernels, 120 s cap")
+    p.add_argument("--registers", type=int, choices=sorted(BUDGETS), action="append",
+                   help="register budget of the kernel-count sweep (repeatable; default all)")
     p.add_argument("--keep", metavar="DIR", help="keep the generated .kalg files in DIR")
     p.add_argument("--sizes-only", action="store_true",
                    help="run the kernel-size sweep only and replace the 'Kernel size' section "
@@ -761,7 +763,8 @@ def main(argv: list[str] | None = None) -> int:
         workdir.mkdir(parents=True, exist_ok=True)
         runner = Runner(workdir, args.timeout, args.memory_gib, args.jobs)
         size_results = {} if args.skip_size else size_sweep(sizes, runner)
-        sweeps = [count_sweep(samples, r, runner, args.max_kernels) for r in BUDGETS]
+        sweeps = [count_sweep(samples, r, runner, args.max_kernels)
+                  for r in args.registers or BUDGETS]
     if size_results:
         plot_sizes(sizes, size_results, out / "scaling_size.png")
     plot_counts(sweeps, out / "scaling_kernels.png")

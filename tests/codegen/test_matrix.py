@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from kalg.codegen import matrix_filter
+from kalg.codegen.matrix import matrix_program
 from kalg.kernel import Kernel
 from kalg.scamp5.isa import OP_SETS, SIMULATED_REGISTERS
 from kalg.scamp5.simulator import verify_numeric
@@ -80,3 +81,21 @@ def test_deterministic():
     filt = random_filter(5, 4)
     first = [str(i) for i in matrix_filter(filt, SIX, "A", "all")]
     assert first == [str(i) for i in matrix_filter(filt, SIX, "A", "all")]
+
+
+@pytest.mark.parametrize("outputs", [2, 3])
+def test_dropping_div_copies_never_lengthens_and_shortens_tight_filters(outputs):
+    # Follow-up to issue 12: on six registers the halvings ran out of room for pools that keep
+    # div's unwanted copies, so those pools were given up and the program was longer (a random
+    # 2-output filter: 26 instead of 22). Dropping the copies only where the build would fail
+    # must never lengthen a program and must shorten some.
+    lengths = []
+    for seed in (100, 101, 102):
+        filt = random_filter(outputs, seed)
+        parts = {reg: {"A": k} for reg, k in filt.items()}
+        kept = matrix_program(parts, SIX, ("A",), "all", drop_copies=False)
+        program = matrix_filter(filt, SIX, "A", "all")
+        check(program, filt, "all")
+        lengths.append((len(program), len(kept)))
+    assert all(new <= old for new, old in lengths), lengths
+    assert any(new < old for new, old in lengths), lengths

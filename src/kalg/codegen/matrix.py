@@ -64,11 +64,18 @@ MAX_EXACT_PATH = 12
 
 
 def matrix_program(outputs: Mapping[str, Mapping[str, Kernel]], registers: Sequence[str],
-                   inputs: Sequence[str], op_set: str) -> list[Instr] | None:
+                   inputs: Sequence[str], op_set: str, drop_copies: bool = True,
+                   ) -> list[Instr] | None:
     """The shortest program this construction finds for `outputs` (output register → input
     register → kernel: one entry per input channel the output reads), or None. Each input has
     its own s and pool; an output's walk adds atoms of every channel at each offset. Not yet
-    verified: the caller (`codegen.matrix_filter`) verifies it."""
+    verified: the caller (`codegen.matrix_filter`) verifies it.
+
+    `drop_copies`: when the halvings run out of registers, drop div's unwanted copies instead of
+    giving up on that pool (`_Builder._halvings`). The drop fires only in a state where the
+    build without it fails, so for every (order, pool) the program with it is the program
+    without it or one that exists only with it: the shortest over both settings is always the
+    one with it (the default), and turning it off (kept for comparison) is never shorter."""
     problem = _integer_matrix(outputs)
     if problem is None:
         return None
@@ -77,7 +84,8 @@ def matrix_program(outputs: Mapping[str, Mapping[str, Kernel]], registers: Seque
     best: list[Instr] | None = None
     for order in _orders(rows, registers):
         for wanted in _pools(rows, m):
-            program = _Builder(registers, tuple(inputs), fused, m).run(rows, order, wanted)
+            program = _Builder(registers, tuple(inputs), fused, m, drop_copies).run(
+                rows, order, wanted)
             if program is not None and (best is None or len(program) < len(best)):
                 best = program
     return best
@@ -149,6 +157,7 @@ class _Builder:
     inputs: tuple[str, ...]
     fused: bool
     m: int
+    drop_copies: bool = True
 
     def run(self, rows, order, wanted) -> list[Instr] | None:
         self.program: list[Instr] = []
@@ -200,10 +209,10 @@ class _Builder:
             keep = value in wanted
             half = value // 2
             free = self._free()
-            if len(free) < (1 if not self.fused else 2) and len(self.inputs) > 1:
-                # Out of room between several inputs: drop this input's unwanted intermediate
-                # values (div's copies). (For one input this would also help a tight register
-                # file, but the scaling study of docs/scaling.md was measured without it.)
+            if len(free) < (1 if not self.fused else 2) and self.drop_copies:
+                # Out of room (the division below would fail): drop this input's unwanted
+                # intermediate values (div's copies) rather than give up on this pool. Only
+                # here, where the build would otherwise fail, so it never lengthens a program.
                 for r, (c, v) in sorted(self.held.items()):
                     if c == ch and r != src and v not in wanted:
                         del self.held[r]
