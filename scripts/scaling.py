@@ -2,6 +2,7 @@
 
     PYTHONPATH=src python scripts/scaling.py [--out docs] [--max-size 15] [--max-kernels 10]
                                              [--seed 0] [--timeout 300] [--quick]
+                                             [--registers 6] [--registers 18]
 
 Two sweeps, each compile run as `python -m kalg optimize FILE --ops all --stats` in its own
 process under a wall-clock cap, one at a time, so that a slow or crashing compile is recorded
