@@ -391,15 +391,10 @@ def _egraph_name(op_set: str, ops: str) -> str:
     return "e-graph" if op_set == ops else f"e-graph ({op_set})"
 
 
-SCREEN = codegen.QUICK
-"""Code generation limits every candidate gets first (a fraction of a second each)."""
-
-REFINE = codegen.Limits(expansions=1000, total_expansions=2000)
-"""Limits for the most promising candidates after screening: a wider search, about a second."""
-
-MAX_VALUES = 400
-"""Candidates with more live values than this are not given to the code generator: its search
-state grows with them (a 1600-value greedy extraction of a 13x13 Gaussian exhausts memory)."""
+# The code-generation budgets (screen, refine, the narrow refine, the value cap) are the
+# portfolio's: one definition serves the portfolio's rungs and the large-kernel and filter stages.
+SCREEN, REFINE, REFINE_NARROW = portfolio.SCREEN, portfolio.REFINE, portfolio.REFINE_NARROW
+MAX_VALUES = portfolio.MAX_VALUES
 
 REFINED = 1
 """How many screened candidates are searched again with `REFINE`... Over both op sets of the
@@ -408,13 +403,6 @@ program once the best is also searched with `REFINE_NARROW`; it cost a refine pe
 
 REFINE_MARGIN = 0
 """...of those at most this many instructions longer than the best screened program."""
-
-REFINE_NARROW = codegen.Limits(expansions=700, total_expansions=1400, in_sequence=False)
-"""A second budget the best screened candidate is also searched with. The beam search is not
-monotonic in its budget: a search cut off earlier keeps different states, and its program is
-sometimes shorter than the wider search's (never worse overall: the shortest program wins).
-The outputs-in-sequence program is left to `REFINE`, which already compares it."""
-
 
 LARGE_TAPS = 49
 """Kernels with more taps than this (beyond 7x7, the benchmark's largest) that are separable
