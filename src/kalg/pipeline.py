@@ -486,18 +486,14 @@ def _best_program(candidates: dict[str, Decomposition], registers: tuple[str, ..
     deadline = deadline or _Deadline(None)
     found: list[tuple[tuple[int, int, int], str, list[Instr]]] = []
     pressure: RegisterPressureError | None = None
-    usable = {name: d for name, d in candidates.items() if len(d.live()) <= MAX_VALUES}
-    if not usable:
-        raise KalgError(f"every candidate decomposition has over {MAX_VALUES} values: the kernel "
-                        "is too large for the code generator; approximate or split it")
+    usable = portfolio.searchable(candidates)
     jobs = [(name, order, SCREEN) for order, name in enumerate(usable)]
 
     def attempt(name: str, order: int, limits: codegen.Limits) -> None:
         nonlocal pressure
-        if deadline.end is not None:
-            limits = dataclasses.replace(limits, seconds=max(deadline.left(), 0.01))
         try:
-            program = codegen.generate(usable[name], registers, input_register, ops, limits)
+            program = portfolio.generate_within(usable[name], registers, input_register, ops,
+                                                limits, deadline)
         except RegisterPressureError as err:
             pressure = err
             return
@@ -513,14 +509,7 @@ def _best_program(candidates: dict[str, Decomposition], registers: tuple[str, ..
         if number == screening and found:  # screening done: refine the most promising
             jobs += (_large_refines(sorted(found), usable) if large
                      else _refines(sorted(found)))
-    stop = None
-    if deadline.passed():
-        stop = (f"--timeout {deadline.seconds:g} s expired during code generation: this is the "
-                "best verified program found so far (a longer timeout may find a shorter one)")
-        if not found:
-            raise ResourceLimitError(
-                f"--timeout {deadline.seconds:g} s expired before code generation found a "
-                "program", hint="raise --timeout, or approximate or split the kernel")
+    stop = portfolio.timeout_stop(deadline, found=bool(found))
     if not found:
         assert pressure is not None
         raise pressure

@@ -125,6 +125,38 @@ class _NoDeadline:
         return False
 
 
+def searchable(candidates: dict[str, Decomposition]) -> dict[str, Decomposition]:
+    """The candidates the code generator is given: at most `MAX_VALUES` live values each (its
+    search state grows with them). None left is a KalgError: the kernel is too large."""
+    usable = {n: d for n, d in candidates.items() if len(d.live()) <= MAX_VALUES}
+    if not usable:
+        raise KalgError(f"every candidate decomposition has over {MAX_VALUES} values: the "
+                        "kernel is too large for the code generator; approximate or split it")
+    return usable
+
+
+def generate_within(decomposition: Decomposition, registers: tuple[str, ...],
+                    input_register: str, op_set: str, limits: codegen.Limits,
+                    deadline) -> list[Instr]:
+    """`codegen.generate` with its time cut to what `deadline` (--timeout) leaves, if any."""
+    if deadline.end is not None:
+        limits = replace(limits, seconds=max(deadline.left(), 0.01))
+    return codegen.generate(decomposition, registers, input_register, op_set, limits)
+
+
+def timeout_stop(deadline, found: bool) -> str | None:
+    """The stop reason once `deadline` has passed (None before): the best program found so far
+    stands; with nothing `found`, a ResourceLimitError."""
+    if not deadline.passed():
+        return None
+    if not found:
+        raise ResourceLimitError(
+            f"--timeout {deadline.seconds:g} s expired before code generation found a "
+            "program", hint="raise --timeout, or approximate or split the kernel")
+    return (f"--timeout {deadline.seconds:g} s expired during code generation: this is the "
+            "best verified program found so far (a longer timeout may find a shorter one)")
+
+
 def best_program(candidates: dict[str, dict[str, Decomposition]], budget: Budget,
                  deadline=None, progress: Callable[[str], None] | None = None) -> Best:
     """The shortest program (then fewest bus steps) over every op set and rung of `budget`.
@@ -140,11 +172,7 @@ def best_program(candidates: dict[str, dict[str, Decomposition]], budget: Budget
     for number, (op_rank, op_set, size) in enumerate(plan, 1):
         if deadline.passed():
             break
-        usable = _distinct({n: d for n, d in candidates[op_set].items()
-                            if len(d.live()) <= MAX_VALUES})
-        if not usable:
-            raise KalgError(f"every candidate decomposition has over {MAX_VALUES} values: the "
-                            "kernel is too large for the code generator; approximate or split it")
+        usable = _distinct(searchable(candidates[op_set]))
         if progress:
             progress(f"code generation: rung {number} of {len(plan)} ({op_set}, {size} "
                      "registers)")
@@ -158,14 +186,7 @@ def best_program(candidates: dict[str, dict[str, Decomposition]], budget: Budget
         key = (length, bus, -op_rank, -size, order)
         if best is None or key < best[0]:
             best = (key, name, program, renaming, usable[name])
-    stop = None
-    if deadline.passed():
-        stop = (f"--timeout {deadline.seconds:g} s expired during code generation: this is the "
-                "best verified program found so far (a longer timeout may find a shorter one)")
-        if best is None:
-            raise ResourceLimitError(
-                f"--timeout {deadline.seconds:g} s expired before code generation found a "
-                "program", hint="raise --timeout, or approximate or split the kernel")
+    stop = timeout_stop(deadline, found=best is not None)
     if best is None:
         raise pressure or RegisterPressureError(
             f"no program fits in {len(budget.registers)} register(s) "
@@ -184,10 +205,9 @@ def _rung(usable: dict[str, Decomposition], registers: tuple[str, ...], input_re
         nonlocal pressure
         if deadline.passed():
             return
-        if deadline.end is not None:
-            limits = replace(limits, seconds=max(deadline.left(), 0.01))
         try:
-            program = codegen.generate(usable[name], registers, input_register, op_set, limits)
+            program = generate_within(usable[name], registers, input_register, op_set, limits,
+                                      deadline)
         except RegisterPressureError as err:
             pressure = err
             return
