@@ -248,6 +248,8 @@ def _compile_channels(definition: frontend.Definition, path: str | Path, emit: S
         raise KalgError(f"'{definition.name}' reads several inputs: it is compiled directly "
                         "as a constant-matrix program, so there is no e-graph or "
                         "decomposition stage to emit (--emit kernels and ast work)")
+    for err in definition.unapproximated.values():
+        raise err  # SCAMP-5 can only halve: a non-dyadic kernel needs an approx setting
     universe = SIMULATED_REGISTERS if target_name == WIDE else SCAMP5_REGISTERS
     if missing := sorted(({*definition.channels, *target.inputs} - set(registers))
                          | (set(registers) - set(universe))):
@@ -779,10 +781,14 @@ def approximation_lines(definition: frontend.Definition) -> list[str]:
     lines = []
     for register in sorted(definition.approx_depth):
         where = f" output {register}" if definition.kind != "kernel" else ""
-        kernel = definition.outputs[register]
+        if definition.channels:  # a kernel per input
+            computes = " + ".join(f"{_rows(k)} * {c}"
+                                  for c, k in definition.channels[register].items())
+        else:
+            computes = _rows(definition.outputs[register])
         error = definition.approx_error.get(register, Fraction(0))
         exact = f"{error} = " if error.denominator <= 10**6 else ""
-        lines.append(f"approximated{where}: computes {_rows(kernel)} (depth "
+        lines.append(f"approximated{where}: computes {computes} (depth "
                      f"{definition.approx_depth[register]}), not the kernel written; largest "
                      f"coefficient error {exact}{float(error):.3g}")
     return lines

@@ -4,8 +4,11 @@ The definition's cheapest cpu decomposition (`kalg.targets.cpu`) runs as a Halid
 checked against the reference correlation before its first result. Images: `.npy` (any real
 2-D array in; float32 out, bool for Boolean kernels) or, through Pillow, PNG/TIFF/other formats
 (read as greyscale; written as 8-bit greyscale clipped to 0..255, or 32-bit float TIFF when OUT
-ends in .tif/.tiff). A filter bank writes one file per output: OUT with the output's name
-before the suffix (edges.npy → edges_A.npy, edges_B.npy).
+ends in .tif/.tiff). A filter over several inputs (`input: A B C` in the file's target block)
+reads a colour image instead: a PNG/TIFF's channels (R G B, or R G B A) or an HxWxC .npy give
+the inputs in the order of `input:`, and their number must match. A filter bank writes one
+file per output: OUT with the output's name before the suffix (edges.npy → edges_A.npy,
+edges_B.npy).
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--name", metavar="NAME", help="the kernel or filter to apply "
                    "(default: the last definition in FILE)")
     p.add_argument("--image", metavar="IN", required=True,
-                   help="the input image: .npy, or PNG/TIFF/... (read as greyscale)")
+                   help="the input image: .npy, or PNG/TIFF/... (read as greyscale; for a "
+                        "filter over several inputs, its channels in the order of 'input:')")
     p.add_argument("-o", "--output", metavar="OUT", required=True,
                    help="where to write the result (.npy, .tif/.tiff float, or .png 8-bit)")
     p.add_argument("--border", metavar="MODE", default=None,
@@ -43,8 +47,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from kalg.targets.cpu import borders, runner  # Halide is loaded only by this command
     border = borders.parse_border(args.border) if args.border else None
-    image = read_image(Path(args.image))
-    f = runner.build(args.file, border, args.name)
+    definition = runner.load_definition(args.file, args.name)
+    inputs = definition.inputs if definition.channels else ()
+    image = read_image(Path(args.image), colour=bool(inputs))
+    if inputs:  # the channel count is checked before the search
+        runner.channel_planes(image, inputs, definition.name)
+    f = runner.build(definition, border)
     result = f(image)
     outs = result if isinstance(result, dict) else {None: result}
     for name, array in outs.items():
@@ -65,8 +73,10 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-def read_image(path: Path) -> np.ndarray:
-    """A 2-D array from .npy or any format Pillow reads (converted to greyscale float32)."""
+def read_image(path: Path, colour: bool = False) -> np.ndarray:
+    """A 2-D array from .npy or any format Pillow reads (converted to greyscale float32); with
+    `colour`, an image's own channels as an HxWxC array (palette images as RGB or RGBA; a
+    one-channel image stays 2-D) and a 2-D or 3-D .npy."""
     import numpy as np  # loaded when used: `kalg --version` must not pay for numpy
 
     try:
@@ -76,9 +86,14 @@ def read_image(path: Path) -> np.ndarray:
             from PIL import Image
             with Image.open(path) as im:
                 mode = im.mode if im.mode in ("F", "I", "I;16", "L", "1") else "L"
+                if colour and im.mode not in ("F", "I", "I;16", "L", "1"):
+                    mode = im.mode if im.mode in ("RGB", "RGBA", "LA", "CMYK") else (
+                        "RGBA" if "transparency" in im.info or "A" in im.mode else "RGB")
                 a = np.asarray(im.convert(mode) if mode != im.mode else im, dtype=np.float32)
     except (OSError, ValueError) as err:
         raise KalgError(f"cannot read image {str(path)!r}: {err}") from None
+    if colour and a.ndim == 3 and (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
+        return a
     if a.ndim != 2 or (not np.issubdtype(a.dtype, np.number) and a.dtype != bool):
         raise KalgError(f"image {str(path)!r} is not a 2-D array of numbers (shape {a.shape}, "
                         f"dtype {a.dtype}): kalg filters one channel")

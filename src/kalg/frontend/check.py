@@ -166,7 +166,7 @@ def _define(statement: ast.KernelDef | ast.FilterDef, scope: Scope, settings: _S
         kind = "filter"
         places = _filter_outputs(statement, target)
         if target.inputs:
-            return _channel_filter(statement, places, scope, target)
+            return _channel_filter(statement, places, scope, target, settings)
     what = f"{kind} {statement.name!r}"
     exact = {register: _value(expr, span, scope, settings.semiring, what)
              for register, (expr, span) in places.items()}
@@ -195,11 +195,15 @@ def _define(statement: ast.KernelDef | ast.FilterDef, scope: Scope, settings: _S
 
 
 def _channel_filter(statement: ast.FilterDef, places: dict[str, tuple[ast.Expr, Span]],
-                    scope: Scope, target: Target) -> Definition:
-    """A filter over several inputs: each output a kernel per input channel (exact, dyadic:
-    approximation is not offered for channels)."""
+                    scope: Scope, target: Target, settings: _Settings) -> Definition:
+    """A filter over several inputs: each output a kernel per input channel. Non-dyadic
+    kernels are approximated as ordinary kernels are (`_channel_approximation`), or kept exact
+    with the located error SCAMP-5 raises when no approx setting applies."""
     scope = replace(scope, channels=frozenset(target.inputs))
+    what = f"filter {statement.name!r}"
+    exact: dict[str, dict[str, Kernel]] = {}
     channels: dict[str, dict[str, Kernel]] = {}
+    errors, depths, unapproximated = {}, {}, {}
     for register, (expr, span) in places.items():
         value = evaluate(expr, scope, REAL)
         if not isinstance(value, Channels):
@@ -207,14 +211,39 @@ def _channel_filter(statement: ast.FilterDef, places: dict[str, tuple[ast.Expr, 
                 f"output {register} names no input: the target reads the inputs "
                 f"{', '.join(target.inputs)}, so every term applies a kernel to one of them, "
                 f"e.g. 'k * {target.inputs[0]}'", span)
-        for channel, kernel in value.parts:
-            if not kernel.is_dyadic():
-                raise KalgSemanticError(
-                    f"output {register} applies a kernel with a non-dyadic coefficient to "
-                    f"input {channel}: SCAMP-5 can only halve (approximation is not offered "
-                    "for filters over several inputs)", span)
-        channels[register] = value.as_dict()
-    return Definition(statement.name, "filter", {}, REAL, statement.span, channels=channels)
+        exact[register] = channels[register] = value.as_dict()
+        if not any(not k.is_dyadic() for k in value.as_dict().values()):
+            continue
+        if settings.approx is None:
+            channel, kernel = next((c, k) for c, k in value.parts if not k.is_dyadic())
+            unapproximated[register] = _unapproximated(
+                kernel, None, span, f"{what}: output {register} on input {channel}")
+            continue
+        with located(span):
+            channels[register], errors[register], depths[register] = _channel_approximation(
+                value.as_dict(), settings.approx)
+    return Definition(statement.name, "filter", {}, REAL, statement.span, channels=channels,
+                      inputs=target.inputs, exact_channels=exact, approx_error=errors,
+                      approx_depth=depths, unapproximated=unapproximated,
+                      border=settings.border)
+
+
+def _channel_approximation(parts: dict[str, Kernel], policy: ApproxPolicy,
+                           ) -> tuple[dict[str, Kernel], Fraction, int]:
+    """An output's kernels, one per input, approximated at ONE depth (so that each input is
+    divided once for all of them): the deepest that any non-dyadic kernel needs under the
+    policy (rounding to a finer grid never increases an error, so every kernel stays within
+    max_error). Returns the kernels, the largest coefficient error and the depth."""
+    rough = [k for k in parts.values() if not k.is_dyadic()]
+    depth = max(approx.choose_depth(k, policy.depth, policy.max_error) for k in rough)
+    out, error = {}, Fraction(0)
+    for channel, kernel in parts.items():
+        if kernel.is_dyadic():
+            out[channel] = kernel
+            continue
+        out[channel], e = approx.approximate(kernel, depth)
+        error = max(error, e)
+    return out, error, depth
 
 
 def _filter_outputs(statement: ast.FilterDef, target: Target,

@@ -55,7 +55,12 @@ class Definition:
     """The `border` setting ('replicate', 'constant 0.5', ...) or None: the cpu target's default."""
     channels: dict[str, dict[str, Kernel]] = field(default_factory=dict)
     """For a filter over several inputs: output register → input register → kernel
-    (`outputs` is then empty)."""
+    (`outputs` is then empty), approximated where `approx_depth` says so."""
+    inputs: tuple[str, ...] = ()
+    """For a filter over several inputs: the target's input registers, in the order of its
+    `input:` field (the order of an image's channels on the cpu target)."""
+    exact_channels: dict[str, dict[str, Kernel]] = field(default_factory=dict)
+    """For a filter over several inputs: `channels` before approximation."""
     structure: dict[str, tuple] = field(default_factory=dict)
     """For outputs written as algebra (real, not approximated): the tree of what was written
     (`kalg.frontend.structure`), which the optimizer seeds beside the output's matrix."""

@@ -32,7 +32,7 @@ def format_definition(definition: Definition) -> str:
     notes = [_approx_note(definition, register) for register in definition.approx_error]
     suffix = "" if definition.semiring is REAL else f" with semiring {definition.semiring.name}"
     if definition.channels:
-        lines = [f"filter {definition.name} = ["]
+        lines = [*notes, f"filter {definition.name} = ["]
         for register, parts in definition.channels.items():
             terms = [f"{format_kernel(k, one_line=True)} * {c}" for c, k in parts.items()]
             lines.append(f"  {register}: " + " + ".join(terms) + ",")
@@ -53,7 +53,11 @@ def format_definition(definition: Definition) -> str:
 def _approx_note(definition: Definition, register: str) -> str:
     error = definition.approx_error[register]
     where = f"{register}: " if definition.kind == "filter" else ""
-    exact = format_kernel(definition.exact[register], one_line=True)
+    if definition.channels:
+        exact = " + ".join(f"{format_kernel(k, one_line=True)} * {c}"
+                           for c, k in definition.exact_channels[register].items())
+    else:
+        exact = format_kernel(definition.exact[register], one_line=True)
     return (f"# {where}approximated at depth {definition.approx_depth[register]}, "
             f"largest coefficient error {error} (about {float(error):.3g}); exact: {exact}")
 

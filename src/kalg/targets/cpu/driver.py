@@ -22,6 +22,7 @@ def optimize(text: str, path: str, settings: Any, output: str | None = None) -> 
     from kalg.eqsat import engine
     from kalg.pipeline import Result, compile_text
     from kalg.targets.cpu import optimize as cpu
+    from kalg.targets.cpu.plan import format_channels, plan_channels
 
     _refuse_scamp5_settings(settings)
     if settings.emit in FRONT_END:
@@ -30,14 +31,13 @@ def optimize(text: str, path: str, settings: Any, output: str | None = None) -> 
         raise UsageError("the cpu target has no program: it prints the decomposition and its "
                          "operations per pixel (use --emit decomposition, or leave --emit out)")
     definition = frontend.load_text(text, path).definition(settings.name)
-    if definition.channels:
-        raise KalgSemanticError(f"'{definition.name}' reads several inputs: the cpu target "
-                                "does not take input channels yet; compile it for scamp5",
-                                definition.span)
     limits = engine.Limits(nodes=min(settings.node_limit, cpu.DEFAULT_LIMITS.nodes),
                            seconds=settings.time_limit)
     try:  # the cpu target plug-in: search, passes, verification (no Halide here)
-        plan = targets.get("cpu").lower(definition.outputs, limits=limits)
+        if definition.channels:  # a filter over several inputs
+            plan = plan_channels(definition.channels, definition.inputs, limits)
+        else:
+            plan = targets.get("cpu").lower(definition.outputs, limits=limits)
     except KalgSemanticError as err:  # locate it at the definition
         raise KalgSemanticError(f"'{definition.name}': {err.message}", err.span or definition.span,
                                 err.hint) from None
@@ -58,8 +58,9 @@ def optimize(text: str, path: str, settings: Any, output: str | None = None) -> 
         border = parse_border(definition.border) if definition.border else DEFAULT
         return Result(emit, standalone_source(plan, definition.name, border), stats,
                       definition=definition, verified=True)
-    return Result(emit, cpu.format_result(definition.name, results), stats,
-                  definition=definition, verified=True)
+    text = (format_channels(definition.name, plan) if plan.inputs
+            else cpu.format_result(definition.name, results))
+    return Result(emit, text, stats, definition=definition, verified=True)
 
 
 def _refuse_scamp5_settings(settings: Any) -> None:

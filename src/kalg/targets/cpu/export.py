@@ -7,6 +7,7 @@ runs and tests), and needs only `halide` and `numpy`: no e-graph search, no kalg
     import gauss5_cpu
     f = gauss5_cpu.build("reflect101")   # JIT-compiles the pipeline once
     out = f(image)                       # 2-D array -> float32 array (a dict for a bank)
+                                         # (HxWxC for a filter over several inputs)
 
 The text is deterministic: the same plan and border give byte-identical modules.
 """
@@ -26,19 +27,37 @@ _RUNNER = '''
 
 def build(border: str = DEFAULT_BORDER, value: float = DEFAULT_VALUE):
     """Compile the pipeline for a border (constant, replicate, reflect, reflect101, wrap) and
-    return f(image) -> array (a dict of arrays keyed by output for a filter bank)."""
+    return f(image) -> array (a dict of arrays keyed by output for a filter bank). A filter
+    over several inputs (PLAN["inputs"]) takes an HxWxC array (channel c is input c) or a
+    list of C 2-D arrays."""
     target = hl.get_host_target()
-    pipeline, param = Lowering(PLAN, border, value, target).pipeline()
-    fn = pipeline.compile_to_callable([param], target)
+    pipeline, params = Lowering(PLAN, border, value, target).pipeline()
+    fn = pipeline.compile_to_callable(params, target)
     boolean = PLAN["semiring"] == "boolean"
+    inputs = PLAN.get("inputs")
+
+    def planes(image):
+        if not inputs:
+            return [image]
+        if isinstance(image, (list, tuple)):
+            planes = list(image)
+        else:
+            a = np.asarray(image)
+            if a.ndim != 3 or a.shape[-1] != len(inputs):
+                raise ValueError(f"this filter reads {len(inputs)} input channels "
+                                 f"({' '.join(inputs)}): give an HxWx{len(inputs)} array or "
+                                 f"{len(inputs)} 2-D arrays, not shape {a.shape}")
+            planes = [a[:, :, c] for c in range(len(inputs))]
+        if len(planes) != len(inputs) or len({np.shape(p) for p in planes}) != 1:
+            raise ValueError(f"this filter reads {len(inputs)} 2-D images of one shape")
+        return planes
 
     def run(image):
-        a = np.asarray(image)
-        img = (np.ascontiguousarray(a != 0, dtype=np.uint8) if boolean
-               else np.ascontiguousarray(a, dtype=np.float32))
-        outs = [np.empty_like(img) for _ in PLAN["outputs"]]
-        if img.size:
-            fn(img, *outs)
+        imgs = [np.ascontiguousarray(np.asarray(a) != 0, dtype=np.uint8) if boolean
+                else np.ascontiguousarray(a, dtype=np.float32) for a in planes(image)]
+        outs = [np.empty_like(imgs[0]) for _ in PLAN["outputs"]]
+        if imgs[0].size:
+            fn(*imgs, *outs)
         outs = [o.view(bool) for o in outs] if boolean else outs
         return outs[0] if len(outs) == 1 else dict(zip(PLAN["outputs"], outs))
 
@@ -51,6 +70,10 @@ def standalone_source(plan: CpuPlan, name: str, border: Border) -> str:
     code = _HALIDE.read_text(encoding="utf-8")
     section = code[code.index("# STANDALONE BEGIN"):code.index("# STANDALONE END")]
     kernels = "\n".join(f"    {out}: {k}" for out, k in plan.kernels.items())
+    if plan.inputs:
+        kernels = "\n".join(f"    {out}: " + " + ".join(f"{k} * {c}" for c, k in ins.items())
+                            for out, ins in plan.channels.items())
+        kernels += f"\nInputs (channels of the image, in order): {' '.join(plan.inputs)}"
     head = (f'"""{name}: a kalg filter as a Halide pipeline (written by kalg {__version__}; '
             f'needs only halide and numpy).\n\n'
             f"    f = build('{border.mode}'); out = f(image)\n\n"

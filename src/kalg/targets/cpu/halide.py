@@ -1,6 +1,7 @@
 """Lowering a cpu plan to a Halide pipeline: the only module that imports Halide.
 
-`compile_plan(plan, border)` returns a `Compiled` function `run(image, outs)` over numpy arrays.
+`compile_plan(plan, border)` returns a `Compiled` function `run(images, outs)` over numpy arrays
+(one image per input channel: one for a kernel or a bank).
 
 Lowering (`_Lowering`): the input is wrapped in the border's boundary condition (Halide's
 `BoundaryConditions`, whose loop partitioning keeps the clamps out of the steady state); every
@@ -61,10 +62,11 @@ CACHE_FORMAT = 1
 
 @dataclass
 class Compiled:
-    """A compiled pipeline: `run(image, outs)` fills the arrays `outs` (one per output, in the
-    plan's output order) from `image` (float32, or uint8 0/1 for Boolean plans, C-contiguous)."""
+    """A compiled pipeline: `run(images, outs)` fills the arrays `outs` (one per output, in the
+    plan's output order) from `images` (one per input channel, of one shape: float32, or uint8
+    0/1 for Boolean plans, C-contiguous)."""
 
-    run: Callable[[np.ndarray, list[np.ndarray]], None]
+    run: Callable[[list[np.ndarray], list[np.ndarray]], None]
     source: str
     """'disk cache', 'compiled (cached on disk)' or 'JIT' - how it was obtained."""
     seconds: float = 0.0
@@ -76,15 +78,17 @@ def compile_plan(plan: CpuPlan, border: Border) -> Compiled:
     target = hl.get_host_target()
     key = _key(plan, border, target)
     path = cache_dir() / f"kalg_{key[:32]}.so" if cache_dir() else None
+    arity = len(plan.inputs or (None,)) + len(plan.outputs)
     if path is not None and path.exists():
-        run = _load(path, len(plan.outputs))
+        run = _load(path, arity)
         if run is not None:
             return Compiled(run, "disk cache", time.perf_counter() - start)
-    pipeline, param = Lowering(plan_data(plan), border.mode, border.value, target).pipeline()
-    if path is not None and (run := _aot(pipeline, param, target, path, len(plan.outputs))):
+    pipeline, params = Lowering(plan_data(plan), border.mode, border.value, target).pipeline()
+    if path is not None and (run := _aot(pipeline, params, target, path, arity)):
         return Compiled(run, "compiled (cached on disk)", time.perf_counter() - start)
-    jit = pipeline.compile_to_callable([param], target)
-    return Compiled(lambda image, outs: jit(image, *outs), "JIT", time.perf_counter() - start)
+    jit = pipeline.compile_to_callable(params, target)
+    return Compiled(lambda images, outs: jit(*images, *outs), "JIT",
+                    time.perf_counter() - start)
 
 
 def halide_version() -> str:
@@ -144,7 +148,11 @@ class Lowering:
         self.type = hl.UInt(8) if self.boolean else hl.Float(32)
         self.vec = target.natural_vector_size(self.type)
         self.x, self.y = hl.Var("x"), hl.Var("y")
-        self.param = hl.ImageParam(self.type, 2, "image")
+        # one image per input channel (`input` pass c reads the c-th), all of one size
+        names = data.get("inputs")
+        self.params = ([hl.ImageParam(self.type, 2, f"image_{n}") for n in names] if names
+                       else [hl.ImageParam(self.type, 2, "image")])
+        self.param = self.params[0]
         self.funcs: dict[int, hl.Func] = {}
         self.roots: list[hl.Func] = []       # computed over the image before the strips
         self.at_strip: list[hl.Func] = []    # computed per strip of the output
@@ -162,7 +170,7 @@ class Lowering:
                 if (dx, dy) != (0, 0):
                     self.moved.add(base)
 
-    def pipeline(self) -> tuple[hl.Pipeline, hl.ImageParam]:
+    def pipeline(self) -> tuple[hl.Pipeline, list[hl.ImageParam]]:
         outs = [self.expr(v) for v in self.outputs.values()]
         out = hl.Func("out")
         x, y = self.x, self.y
@@ -179,7 +187,7 @@ class Lowering:
             f.compute_root()
         for f in self.column_at:
             f.compute_at(out, yo)
-        return hl.Pipeline(out), self.param
+        return hl.Pipeline(out), self.params
 
     def strip(self) -> int:
         """Rows per strip: STRIP, or the power of two at least twice the rows the passes read
@@ -208,7 +216,8 @@ class Lowering:
             self.funcs[v] = f
             p = self.values[v]
             if p.op == "input":
-                f[self.x, self.y] = self._bordered()[self.x, self.y]
+                channel = p.param[0] if p.param else 0
+                f[self.x, self.y] = self._bordered(self.params[channel])[self.x, self.y]
             else:
                 f[self.x, self.y] = self.expr(v)
                 if p.op != "prefix" and (v in self.moved or self.readers.get(v, 0) > 1):
@@ -243,8 +252,8 @@ class Lowering:
             return a + b
         return hl.min(a, b) if name == "minplus" else hl.max(a, b)
 
-    def _bordered(self) -> hl.Func:
-        p, mode = self.param, self.border_mode
+    def _bordered(self, p: hl.ImageParam) -> hl.Func:
+        mode = self.border_mode
         match mode:
             case "constant":
                 value = (1 if self.border_value else 0) if self.boolean else self.border_value
@@ -444,8 +453,8 @@ def _buffer(a: np.ndarray) -> tuple[_Buffer, object]:
     return _Buffer(0, None, a.ctypes.data, 0, _Type(code, bits, 1), 2, dims, None), dims
 
 
-def _aot(pipeline: hl.Pipeline, param: hl.ImageParam, target: hl.Target, path: Path,
-         n_outputs: int) -> Callable | None:
+def _aot(pipeline: hl.Pipeline, params: list[hl.ImageParam], target: hl.Target, path: Path,
+         arity: int) -> Callable | None:
     """Compile to object code, link a shared library into the cache, load it; None on any
     failure (no C compiler, unwritable cache): the caller falls back to the JIT."""
     cc = shutil.which(os.environ.get("CC", "cc"))
@@ -455,26 +464,27 @@ def _aot(pipeline: hl.Pipeline, param: hl.ImageParam, target: hl.Target, path: P
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
             obj, lib = Path(tmp) / "pipeline.o", Path(tmp) / "pipeline.so"
-            pipeline.compile_to({hl.OutputFileType.object: str(obj)}, [param], "kalg_filter",
+            pipeline.compile_to({hl.OutputFileType.object: str(obj)}, params, "kalg_filter",
                                 target)
             subprocess.run([cc, "-shared", "-o", str(lib), str(obj), "-lpthread", "-ldl", "-lm"],
                            check=True, capture_output=True, timeout=120)
             os.replace(lib, path)  # atomic: a reader sees a whole library or none
     except (OSError, subprocess.SubprocessError, RuntimeError):
         return None
-    return _load(path, n_outputs)
+    return _load(path, arity)
 
 
-def _load(path: Path, n_outputs: int) -> Callable | None:
+def _load(path: Path, arity: int) -> Callable | None:
+    """The library's pipeline as run(images, outs); `arity` = inputs + outputs."""
     try:
         fn = ctypes.CDLL(str(path)).kalg_filter
     except (OSError, AttributeError):
         return None
-    fn.argtypes = [ctypes.POINTER(_Buffer)] * (1 + n_outputs)
+    fn.argtypes = [ctypes.POINTER(_Buffer)] * arity
     fn.restype = ctypes.c_int
 
-    def run(image: np.ndarray, outs: list[np.ndarray]) -> None:
-        buffers = [_buffer(a) for a in [image, *outs]]
+    def run(images: list[np.ndarray], outs: list[np.ndarray]) -> None:
+        buffers = [_buffer(a) for a in [*images, *outs]]
         status = fn(*(ctypes.byref(b) for b, _ in buffers))
         if status != 0:
             raise RuntimeError(f"the Halide pipeline {path.name} failed with status {status}")

@@ -479,12 +479,41 @@ class Passes:
         lines.append(f"out <- {operand(out)}")
         return lines
 
-    def copy(self, other: Passes, v: int) -> int:
-        """Value v of `other`, rebuilt here (hash-consed: passes already here are reused)."""
+    def input(self, channel: int = 0) -> int:
+        """The value of input channel `channel` (0, the first, is value 0; a filter over
+        several inputs has one `input` pass per channel, its index as parameter)."""
+        return 0 if channel == 0 else self._make(Pass("input", (), (channel,)))
+
+    def inputs(self) -> list[int]:
+        """The input values (one per channel used), value 0 first."""
+        return [i for i, p in enumerate(self.values) if p.op == "input"]
+
+    def listing_all(self, outs: dict[str, int], inputs: list[str]) -> list[str]:
+        """`listing` of several outputs sharing passes, over named input channels: a line per
+        input (`vN = input A`), per operation, and per output (`C <- vN`)."""
+        live = self.live_all(list(outs.values()))
+        names = {i: inputs[(self.values[i].param or (0,))[0]] for i in self.inputs()}
+        head = [f"v{i} = input {names[i]}" for i in live if i in names]
+        body = []
+        for i in live:
+            if i not in names and self.values[i].op != "shift":
+                body.append(self.listing(i)[-2])  # the pass's own line
+        tail = []
+        for name, v in outs.items():
+            tail.append(f"{name} <- {self.listing(v)[-1].removeprefix('out <- ')}")
+        return head + body + tail
+
+    def copy(self, other: Passes, v: int, channel: int | None = None,
+             onto: int | None = None) -> int:
+        """Value v of `other`, rebuilt here (hash-consed: passes already here are reused).
+        other's input (a one-input program) becomes this program's value `onto`, else its
+        input `channel`; with neither, other's channels are kept."""
         p = other.values[v]
         if p.op == "input":
-            return 0
-        args = tuple(self.copy(other, a) for a in p.args)
+            if onto is not None:
+                return onto
+            return self.input(channel if channel is not None else (p.param or (0,))[0])
+        args = tuple(self.copy(other, a, channel, onto) for a in p.args)
         if p.op == "shift":
             return self.shift(args[0], *p.param)
         return self._make(Pass(p.op, args, p.param))
@@ -513,12 +542,14 @@ class Passes:
                 need[j] = tuple(max(u, w) for u, w in zip(need.get(j, m), m, strict=True))
         return need
 
-    def run(self, image: np.ndarray, outs: list[int], border: Border = DEFAULT_BORDER,
-            ) -> list[np.ndarray]:
-        """Evaluate the values `outs` over `image` extended by `border`, in exact arithmetic
+    def run(self, image: np.ndarray | list[np.ndarray], outs: list[int],
+            border: Border = DEFAULT_BORDER) -> list[np.ndarray]:
+        """Evaluate the values `outs` over `image` (or a list of images, one per input channel,
+        all of one shape) extended by `border`, in exact arithmetic
         for real kernels (Python ints and Fractions), floats for min/max-plus, bools for
         Boolean; each value is computed over its region (`regions`) only."""
-        s, (h, w) = self.semiring, image.shape
+        images = image if isinstance(image, list | tuple) else [image]
+        s, (h, w) = self.semiring, images[0].shape
         need = self.regions(outs)
         vals: dict[int, np.ndarray] = {}
         for i in reachable(self.values, outs):
@@ -526,7 +557,7 @@ class Passes:
             a = [_crop(vals[j], need[j], m, h, w) for j in p.args]
             match p.op:
                 case "input":
-                    vals[i] = border.pad(_exact(image, s), *m)
+                    vals[i] = border.pad(_exact(images[(p.param or (0,))[0]], s), *m)
                 case "shift":
                     vals[i] = _crop(vals[p.args[0]], need[p.args[0]], m, h, w, *p.param)
                 case "plus":
@@ -613,6 +644,29 @@ def verify(program: Passes, out: int, kernel: Kernel) -> str:
     return f"exactly, on random {kind} images ({cases} borders) against the direct kernel"
 
 
+def verify_channels(program: Passes, out: int, parts: list[Kernel | None]) -> str:
+    """`verify` for an output over several input channels: `parts[c]` is the kernel applied
+    to channel c (None where the output does not read it). The passes run on random bordered
+    images, one per channel, and must equal exactly the sum over channels of each kernel
+    applied to its bordered image; VerificationError otherwise."""
+    rng = np.random.default_rng(0)
+    for h, w, mode in VERIFY_CASES:
+        border = Border(mode)
+        images = [rng.integers(-8, 9, (h, w)) for _ in parts]
+        got = program.run(images, [out], border)[0]
+        want = sum((reference(k, img, border) for k, img in zip(parts, images, strict=True)
+                    if k is not None), np.zeros((h, w), dtype=object))
+        if got.shape != want.shape or not np.array_equal(got, want):
+            bad = int(np.sum(got != want))
+            raise VerificationError(f"the cpu decomposition over {len(parts)} inputs differs "
+                                    f"from the sum of its kernels at {bad} of {got.size} pixels "
+                                    f"({h}x{w} images, border {mode})",
+                                    "\n".join(program.listing(out)))
+    cases = ", ".join(f"{h}x{w} {m}" for h, w, m in VERIFY_CASES)
+    return (f"exactly, on random integer images per input ({cases} borders) against the sum "
+            "of the direct kernels")
+
+
 def reference(kernel: Kernel, image: np.ndarray, border: Border) -> np.ndarray:
     """The kernel correlated with `image` extended by `border` (exact for real kernels on
     integer images: Python ints and Fractions)."""
@@ -650,4 +704,4 @@ def optimize_outputs(outputs: dict[str, Kernel], limits: engine.Limits = DEFAULT
 
 
 __all__ = ["CpuResult", "Passes", "direct_ops", "format_result", "optimize_cpu",
-           "optimize_outputs", "reference", "seed_semiring", "verify"]
+           "optimize_outputs", "reference", "seed_semiring", "verify", "verify_channels"]

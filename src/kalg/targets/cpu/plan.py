@@ -13,13 +13,21 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from kalg.diagnostics import KalgSemanticError
 from kalg.eqsat import engine
 from kalg.kernel import REAL, Kernel, Semiring
-from kalg.targets.cpu.optimize import DEFAULT_LIMITS, CpuResult, Passes, optimize_cpu, verify
+from kalg.targets.cpu.optimize import (
+    DEFAULT_LIMITS,
+    CpuResult,
+    Passes,
+    optimize_cpu,
+    verify,
+    verify_channels,
+)
 
 STRIP = 16
 """Schedule: rows per strip of the output (the unit of parallelism and of `compute_at`)."""
@@ -39,6 +47,13 @@ class CpuPlan:
     kernels: dict[str, Kernel]
     results: dict[str, CpuResult] = field(default_factory=dict)
     verified: str = ""
+    inputs: tuple[str, ...] = ()
+    """For a filter over several inputs: the input channels in order (`input` pass c reads
+    channel c); empty for one input."""
+    channels: dict[str, dict[str, Kernel]] = field(default_factory=dict)
+    """For a filter over several inputs: output → input → kernel (`kernels` is then empty)."""
+    note: str = ""
+    """For a filter over several inputs: how the program was chosen (`plan_channels`)."""
 
     def ops(self) -> int:
         """Operations per pixel for all outputs together, shared passes counted once."""
@@ -50,8 +65,8 @@ class CpuPlan:
         lines = [f"semiring {self.semiring.name}"]
         for i in self.program.live_all(list(self.outputs.values())):
             p = self.program.values[i]
-            lines.append(f"v{i} = {p.op} {' '.join(f'v{a}' for a in p.args)} "
-                         f"{' '.join(str(x) for x in p.param)}".rstrip())
+            words = [p.op, *(f"v{a}" for a in p.args), *(str(x) for x in p.param)]
+            lines.append(f"v{i} = {' '.join(words)}")
         lines += [f"out {name} = v{v}" for name, v in self.outputs.items()]
         return "\n".join(lines)
 
@@ -92,7 +107,148 @@ def lowered_cost(program: Passes, outs: Mapping[str, int]) -> int:
             if p.op == "shift" or readers[base] > 1:
                 stored.add(base)
     ops = sum(1 for i in live if program.values[i].op not in ("input", "shift"))
-    return ops + MATERIALISED_COST * len(stored - {0})
+    return ops + MATERIALISED_COST * len(stored - set(program.inputs()))
+
+
+def plan_channels(channels: Mapping[str, Mapping[str, Kernel]], inputs: Sequence[str],
+                  limits: engine.Limits = DEFAULT_LIMITS) -> CpuPlan:
+    """A filter over several input channels (output → input → real kernel; `inputs` in the
+    order of the image's channels) as one program: out = Σ_c K_out,c ⋆ in_c.
+
+    Each distinct kernel is optimized once (`optimize_cpu`). Three programs are built and the
+    one of least `lowered_cost` kept: (1) every kernel's own decomposition on its input, the
+    outputs summing their inputs; (2) the kernels on one input planned as a bank, as
+    `plan_outputs` plans one (the common-sum form where it costs less); (3) as (2), but the
+    inputs on which an output's kernels are equal up to a factor mixed first and the kernel
+    applied once: K ⋆ (a·A + b·B) (sharing across channels). Passes are hash-consed, so a value
+    several outputs need is made once. Every output is verified exactly against the sum of its
+    kernels (`verify_channels`)."""
+    parts = {out: {ch: k.trimmed() for ch, k in sorted(ins.items()) if k.trimmed().entries}
+             for out, ins in sorted(channels.items())}
+    for out, ins in parts.items():
+        if not ins:
+            raise KalgSemanticError(f"output {out} is zero on every input: there is nothing "
+                                    "to compute")
+    optimized: dict[Kernel, CpuResult] = {}
+
+    def result(k: Kernel) -> CpuResult:
+        if k not in optimized:
+            optimized[k] = optimize_cpu(k, limits)
+        return optimized[k]
+
+    results = {f"{out} on {ch}": result(k) for out, ins in parts.items() for ch, k in ins.items()}
+    candidates = [_channel_program(parts, inputs, result, banks, mix)
+                  for banks, mix in ((False, False), (True, False), (True, True))]
+    program, outs = min(candidates, key=lambda c: lowered_cost(*c))
+    checks = [verify_channels(program, v, [parts[out].get(ch) for ch in inputs])
+              for out, v in outs.items()]
+    note = (f"chosen by the Halide schedule's cost (ops + {MATERIALISED_COST} per value stored "
+            f"per strip): {lowered_cost(program, outs)}, each kernel's own form "
+            f"{lowered_cost(*candidates[0])}")
+    return CpuPlan(REAL, program, outs, {}, results, checks[0], tuple(inputs),
+                   {out: dict(ins) for out, ins in parts.items()}, note)
+
+
+def _channel_program(parts: dict[str, dict[str, Kernel]], inputs: Sequence[str], result,
+                     banks: bool, mix: bool) -> tuple[Passes, dict[str, int]]:
+    """One program for `plan_channels` (see there for `banks` and `mix`)."""
+    index = {name: c for c, name in enumerate(inputs)}
+    shared = Passes(REAL)
+    terms: dict[str, list[int]] = {out: [] for out in parts}
+    single = {out: dict(ins) for out, ins in parts.items()}
+    if mix:
+        for out, ins in parts.items():
+            for group in _proportional(ins):
+                first = ins[group[0]]
+                mixed = shared.input(index[group[0]])
+                for ch in group[1:]:
+                    ratio = _ratio(ins[ch], first)
+                    term = shared.input(index[ch])
+                    if ratio == -1:
+                        mixed = shared.node("sub", (mixed, term))
+                        continue
+                    if ratio != 1:
+                        term = shared.scaled(term, ratio)
+                    mixed = shared.node("plus", (mixed, term))
+                r = result(first)
+                terms[out].append(shared.copy(r.program, r.out, onto=mixed))
+                for ch in group:
+                    del single[out][ch]
+    for ch in inputs:
+        bank = {out: ins[ch] for out, ins in single.items() if ch in ins}
+        if not bank:
+            continue
+        program = Passes(REAL)
+        outs = {out: program.copy(result(k).program, result(k).out) for out, k in bank.items()}
+        if banks and len(outs) > 1:
+            program, outs = min([(program, outs), _common_bank(bank)],
+                                key=lambda c: lowered_cost(*c))
+        for out, v in outs.items():
+            terms[out].append(shared.copy(program, v, index[ch]))
+    return shared, {out: _sum_scaled(shared, values) for out, values in terms.items()}
+
+
+def _proportional(ins: Mapping[str, Kernel]) -> list[list[str]]:
+    """The groups of at least two inputs whose kernels are equal up to a rational factor."""
+    groups: list[list[str]] = []
+    for ch in ins:
+        for g in groups:
+            if _ratio(ins[ch], ins[g[0]]) is not None:
+                g.append(ch)
+                break
+        else:
+            groups.append([ch])
+    return [g for g in groups if len(g) > 1]
+
+
+def _ratio(k: Kernel, base: Kernel) -> Fraction | None:
+    """r with k = r·base (both trimmed, non-zero), or None."""
+    (o, c), taps = base.entries[0], dict(k.entries)
+    if set(taps) != {p for p, _ in base.entries} or o not in taps:
+        return None
+    r = Fraction(taps[o]) / Fraction(c)
+    return r if all(Fraction(taps[p]) == r * Fraction(v) for p, v in base.entries) else None
+
+
+def format_channels(name: str, plan: CpuPlan) -> str:
+    """What `kalg optimize --target cpu` prints for a filter over several inputs: each
+    (output, input) kernel's own decomposition and cost, then the shared program of all
+    outputs with its operations per pixel (shared passes counted once)."""
+    lines = [f"# {name}: cpu target, operations per output pixel (moves are free addressing)",
+             f"# inputs: {' '.join(plan.inputs)} (an image each; out = sum over the inputs of "
+             "each input's kernel correlated with it)"]
+    for key, r in plan.results.items():
+        lines += [f"# output {key}: kernel with {len(r.kernel.trimmed())} taps, {r.ops} "
+                  f"ops/pixel alone (direct, tap by tap: {r.direct_ops}); form: "
+                  f"{', '.join(r.forms)}"]
+    separate = sum(r.ops for r in plan.results.values()) + sum(
+        len(ins) - 1 for ins in plan.channels.values())
+    lines += [f"# cost: {plan.ops()} ops/pixel for all outputs (each kernel alone, summed: "
+              f"{separate}); {plan.note}",
+              f"# verified: {plan.verified}",
+              *plan.program.listing_all(plan.outputs, list(plan.inputs))]
+    return "\n".join(lines) + "\n"
+
+
+def _sum_scaled(program: Passes, values: list[int]) -> int:
+    """Σ values, each `scale f·u` written once outside the sum where its factor is the most
+    frequent: g·(Σ u_i + Σ (f_j/g)·u_j) (one multiplication for the channels sharing g)."""
+    if len(values) == 1:
+        return values[0]
+    parts = []
+    for v in values:
+        p = program.values[v]
+        parts.append((p.args[0], p.param[0]) if p.op == "scale" else (v, Fraction(1)))
+    counts = Counter(f for _, f in parts)
+    g = max(counts, key=lambda f: (counts[f], f == 1, str(f)))
+    if counts[g] < 2 or g == 1:
+        terms = values
+    else:
+        terms = [u if f == g else program.node("scale", (u,), (f / g,)) for u, f in parts]
+    acc = terms[0]
+    for v in terms[1:]:
+        acc = program.node("plus", (acc, v))
+    return acc if terms is values else program.node("scale", (acc,), (g,))
 
 
 def _common_bank(kernels: Mapping[str, Kernel]) -> tuple[Passes, dict[str, int]]:
@@ -134,18 +290,21 @@ def _factored(program: Passes, k: Kernel) -> int:
 def plan_data(plan: CpuPlan) -> dict:
     """The plan as plain data (what `Lowering` reads, and what a standalone module embeds):
     semiring name, live values as [op, args, params] (numbers as ints or floats), outputs, and
-    each value's region (`Passes.regions`)."""
+    each value's region (`Passes.regions`); for a filter over several inputs, their names."""
     outs = list(plan.outputs.values())
     live = plan.program.live_all(outs)
 
     def number(x: object) -> object:
         return x if isinstance(x, int) else float(x)
 
-    return {"semiring": plan.semiring.name,
+    data = {"semiring": plan.semiring.name,
             "values": {i: [p.op, list(p.args), [number(x) for x in p.param]]
                        for i in live for p in [plan.program.values[i]]},
             "live": live, "outputs": dict(plan.outputs),
             "regions": {i: list(m) for i, m in plan.program.regions(outs).items() if i in live}}
+    if plan.inputs:  # `input` pass c reads the c-th of these images
+        data["inputs"] = list(plan.inputs)
+    return data
 
 
-__all__ = ["CpuPlan", "plan_data", "plan_outputs"]
+__all__ = ["CpuPlan", "format_channels", "plan_channels", "plan_data", "plan_outputs"]

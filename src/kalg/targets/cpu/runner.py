@@ -19,7 +19,7 @@ from kalg import frontend
 from kalg.diagnostics import KalgError, KalgSemanticError, VerificationError
 from kalg.kernel import BOOLEAN, REAL, Kernel
 from kalg.targets.cpu.borders import DEFAULT, Border, parse_border
-from kalg.targets.cpu.plan import CpuPlan, plan_outputs
+from kalg.targets.cpu.plan import CpuPlan, plan_channels, plan_outputs
 
 CHECK_SHAPES = ((23, 19), (3, 2))
 """Random images every compiled pipeline is checked on, before its first use."""
@@ -28,10 +28,13 @@ CHECK_SHAPES = ((23, 19), (3, 2))
 class CpuFilter:
     """A definition compiled for the cpu: `f(image, border=None)`.
 
-    `image`: a 2-D array (any real dtype; Boolean kernels read non-zero as true). Returns a
-    float32 array of the image's shape (bool for Boolean kernels), or a dict of them keyed by
-    output name when the definition has several outputs (a filter bank). `border` overrides the
-    filter's default (a mode name, 'constant V', or a `Border`).
+    `image`: a 2-D array (any real dtype; Boolean kernels read non-zero as true); for a filter
+    over several inputs (`plan.inputs`), its channels: an HxWxC array (a colour image, channels
+    in the order of the target's `input:`), a sequence of C 2-D arrays, or a mapping from input
+    name to 2-D array (`channel_planes`). Returns a float32 array of the image's shape (bool for
+    Boolean kernels), or a dict of them keyed by output name when the definition has several
+    outputs (a filter bank). `border` overrides the filter's default (a mode name,
+    'constant V', or a `Border`).
     """
 
     def __init__(self, plan: CpuPlan, border: Border | str = DEFAULT, name: str = "") -> None:
@@ -62,12 +65,14 @@ class CpuFilter:
     def boolean(self) -> bool:
         return self.plan.semiring is BOOLEAN
 
-    def run(self, image: np.ndarray, border: Border) -> list[np.ndarray]:
-        """The raw outputs (float32, or uint8 0/1) for an image already of the pipeline's type."""
+    def run(self, image: np.ndarray | list[np.ndarray], border: Border) -> list[np.ndarray]:
+        """The raw outputs (float32, or uint8 0/1) for an image already of the pipeline's type
+        (a list of them, one per input channel, for a filter over several inputs)."""
         compiled = self.compiled(border)
-        outs = [np.empty_like(image) for _ in self.plan.outputs]
-        if image.size:
-            compiled(image, outs)
+        images = image if isinstance(image, list) else [image]
+        outs = [np.empty_like(images[0]) for _ in self.plan.outputs]
+        if images[0].size:
+            compiled(images, outs)
         return outs
 
     def compiled(self, border: Border) -> Any:
@@ -81,7 +86,10 @@ class CpuFilter:
             self._check(border)
         return self._compiled[border]
 
-    def _input(self, image: np.ndarray) -> np.ndarray:
+    def _input(self, image: np.ndarray) -> np.ndarray | list[np.ndarray]:
+        if self.plan.inputs:
+            planes = channel_planes(image, self.plan.inputs, self.name)
+            return [np.ascontiguousarray(p, dtype=np.float32) for p in planes]
         a = np.asarray(image)
         if a.ndim != 2:
             raise KalgError(f"a kalg filter takes a 2-D image (one channel); this one has shape "
@@ -93,6 +101,8 @@ class CpuFilter:
         return np.ascontiguousarray(a, dtype=np.float32)
 
     def _check(self, border: Border) -> None:
+        if self.plan.inputs:
+            return self._check_channels(border)
         rng = np.random.default_rng(1)
         for shape in CHECK_SHAPES:
             image = (rng.random(shape) < 0.4) if self.boolean else rng.uniform(-1, 1, shape)
@@ -107,6 +117,63 @@ class CpuFilter:
                         f"the Halide pipeline for output {name} differs from the reference "
                         f"correlation at {bad} of {want.size} pixels ({shape[0]}x{shape[1]} "
                         f"image, border {border})", self.plan.describe())
+
+
+    def _check_channels(self, border: Border) -> None:
+        """`_check` for a filter over several inputs: each output against the sum over the
+        inputs of each input's kernel correlated with it."""
+        rng = np.random.default_rng(1)
+        for shape in CHECK_SHAPES:
+            images = [rng.uniform(-1, 1, shape) for _ in self.plan.inputs]
+            got = self.run(self._input(images), border)
+            for name, out in zip(self.plan.outputs, got, strict=True):
+                parts = self.plan.channels[name]
+                want, tol = np.zeros(shape), 0.0
+                for channel, image in zip(self.plan.inputs, images, strict=True):
+                    if channel in parts:
+                        want = want + correlate(parts[channel], image, border)
+                        tol += _tolerance(parts[channel], image, border)
+                if out.shape != want.shape or not np.all(np.abs(out - want) <= tol):
+                    bad = int(np.sum(np.abs(out - want) > tol))
+                    raise VerificationError(
+                        f"the Halide pipeline for output {name} differs from the reference "
+                        f"correlation summed over the inputs {' '.join(self.plan.inputs)} at "
+                        f"{bad} of {want.size} pixels ({shape[0]}x{shape[1]} images, border "
+                        f"{border})", self.plan.describe())
+
+
+def channel_planes(image: Any, inputs: tuple[str, ...], name: str = "") -> list[np.ndarray]:
+    """The 2-D planes of `image` for a filter over the inputs `inputs`, in their order: from an
+    HxWxC array (C = len(inputs), channel c is input c: a colour image's R G B ...), a sequence
+    of C 2-D arrays, or a mapping from every input name to a 2-D array. All planes must have
+    one shape; anything else is a KalgError that says what the filter reads."""
+    n, what = len(inputs), f"'{name}'" if name else "this filter"
+    reads = f"{what} reads {n} input channels ({' '.join(inputs)}, in that order)"
+    if isinstance(image, dict):
+        if missing := [c for c in inputs if c not in image]:
+            raise KalgError(f"{reads}; the mapping given has no image for "
+                            f"{', '.join(missing)}")
+        planes = [np.asarray(image[c]) for c in inputs]
+    elif isinstance(image, list | tuple):
+        planes = [np.asarray(p) for p in image]
+    else:
+        a = np.asarray(image)
+        got = "1 channel" if a.ndim == 2 else (f"{a.shape[-1]} channels" if a.ndim == 3
+                                                 else f"shape {a.shape}")
+        if a.ndim != 3 or a.shape[-1] != n:
+            raise KalgError(f"{reads}: give an HxWx{n} array (a colour image with {n} "
+                            f"channels) or {n} 2-D images; this image has {got} "
+                            f"(shape {a.shape})")
+        planes = [a[:, :, c] for c in range(n)]
+    if len(planes) != n:
+        raise KalgError(f"{reads}; {len(planes)} image(s) were given")
+    if any(p.ndim != 2 for p in planes) or len({p.shape for p in planes}) != 1:
+        raise KalgError(f"{reads}; its images must be 2-D and of one shape, not "
+                        f"{', '.join(str(p.shape) for p in planes)}")
+    for p in planes:
+        if not (np.issubdtype(p.dtype, np.number) or p.dtype == bool):
+            raise KalgError(f"{reads}; an image of dtype {p.dtype} is not numbers")
+    return planes
 
 
 def correlate(kernel: Kernel, image: np.ndarray, border: Border) -> np.ndarray:
@@ -153,10 +220,9 @@ def load_definition(definition: Any, name: str | None = None) -> frontend.Defini
 
 def plan_definition(definition: frontend.Definition) -> CpuPlan:
     """The verified cpu plan of a definition (a semantic error is located at it)."""
-    if definition.channels:
-        raise KalgSemanticError(f"'{definition.name}' reads several inputs: the cpu target "
-                                "does not take input channels yet", definition.span)
     try:
+        if definition.channels:
+            return plan_channels(definition.channels, definition.inputs)
         return plan_outputs(definition.outputs)
     except KalgSemanticError as err:
         raise KalgSemanticError(f"'{definition.name}': {err.message}",
@@ -175,4 +241,5 @@ def build(definition: Any, border: Border | str | None = None, name: str | None 
     return f
 
 
-__all__ = ["CpuFilter", "build", "correlate", "load_definition", "plan_definition"]
+__all__ = ["CpuFilter", "build", "channel_planes", "correlate", "load_definition",
+           "plan_definition"]
