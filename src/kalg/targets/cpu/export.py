@@ -53,8 +53,10 @@ def build(border: str = DEFAULT_BORDER, value: float = DEFAULT_VALUE):
         return planes
 
     def run(image):
-        imgs = [np.ascontiguousarray(np.asarray(a) != 0, dtype=np.uint8) if boolean
-                else np.ascontiguousarray(a, dtype=np.float32) for a in planes(image)]
+        # a plane of an HxWxC image is copied: it may keep a stride of C (one-pixel axes)
+        fresh = np.array if inputs else np.ascontiguousarray
+        imgs = [fresh(np.asarray(a) != 0, dtype=np.uint8) if boolean
+                else fresh(a, dtype=np.float32) for a in planes(image)]
         outs = [np.empty_like(imgs[0]) for _ in PLAN["outputs"]]
         if imgs[0].size:
             fn(*imgs, *outs)

@@ -89,7 +89,9 @@ class CpuFilter:
     def _input(self, image: np.ndarray) -> np.ndarray | list[np.ndarray]:
         if self.plan.inputs:
             planes = channel_planes(image, self.plan.inputs, self.name)
-            return [np.ascontiguousarray(p, dtype=np.float32) for p in planes]
+            # a fresh array each: a slice of an HxWxC image can be "contiguous" with a
+            # stride of C (one-pixel axes), which Halide refuses
+            return [np.array(p, dtype=np.float32, order="C", copy=True) for p in planes]
         a = np.asarray(image)
         if a.ndim != 2:
             raise KalgError(f"a kalg filter takes a 2-D image (one channel); this one has shape "
