@@ -81,3 +81,66 @@ def test_kalg_simulate_checks_a_program_over_two_inputs(tmp_path, capsys):
                  "--size", "32"]) == 1
     out = capsys.readouterr().out
     assert "exact    FAILED" in out and "numeric  FAILED" in out
+
+
+APPROX = HEAD + ("approx depth 6 max_error 0.01\n"
+                 "filter f = [C: [1 1 1] / 3 * A + [1 2 1] / 4 * B, D: A - B / 5]\n")
+
+
+def test_non_dyadic_channel_kernels_are_approximated_under_an_approx_setting():
+    definition = load_text(APPROX, "f.kalg").definition()
+    exact, approximated = definition.exact_channels, definition.channels
+    assert exact["C"]["A"] == Kernel.from_rows([[1, 1, 1]]).scale(Fraction(1, 3))
+    for register, parts in approximated.items():
+        depth, error = definition.approx_depth[register], definition.approx_error[register]
+        assert 0 < error <= Fraction(1, 100) and depth <= 6
+        for channel, kernel in parts.items():
+            assert kernel.is_dyadic()  # one depth per output: each input divided once
+            assert all(Fraction(c) * 2 ** depth == int(Fraction(c) * 2 ** depth)
+                       for _, c in kernel.entries)
+            diff = kernel - exact[register][channel]
+            assert max(abs(Fraction(c)) for _, c in diff.entries) <= error
+    assert approximated["C"]["B"] == exact["C"]["B"]  # dyadic kernels are kept as written
+
+
+def test_an_approximated_channel_filter_compiles_and_reports_its_error(tmp_path):
+    path = tmp_path / "f.kalg"
+    path.write_text(APPROX)
+    result = compile_file(path, Settings())
+    definition = load_file(path).definition()
+    verify_exact_channels(result.program, definition.channels, ("A", "B"))
+    head = result.text.splitlines()
+    notes = [line for line in head if line.startswith("// approximated output")]
+    assert len(notes) == 2 and "* A" in notes[0] and "largest coefficient error" in notes[0]
+    assert "not the kernel written" in notes[1]
+
+
+def test_a_non_dyadic_channel_kernel_without_approx_is_a_located_error_for_scamp5(capsys):
+    text = HEAD + "filter f = [C: [1 1 1] / 3 * A + B]\n"
+    definition = load_text(text, "f.kalg").definition()  # the cpu target takes it exactly
+    assert definition.channels["C"]["A"] == Kernel.from_rows([[1, 1, 1]]).scale(Fraction(1, 3))
+    with pytest.raises(KalgSemanticError, match="output C on input A has the non-dyadic") as e:
+        from kalg.pipeline import compile_text
+        compile_text(text, "f.kalg", Settings())
+    assert e.value.span.line == 2 and "approx" in (e.value.hint or "")
+
+
+def test_the_cpu_takes_a_non_dyadic_channel_filter_exactly():
+    from kalg.targets.cpu.plan import plan_channels
+    definition = load_text(HEAD + "filter f = [C: [1 1 1] / 3 * A - [1 2] @ (0, 0) / 5 * B]\n",
+                           "f.kalg").definition()
+    plan = plan_channels(definition.channels, definition.inputs)
+    rng = np.random.default_rng(0)
+    a, b = rng.integers(-9, 10, (6, 7)), rng.integers(-9, 10, (6, 7))
+    (got,) = plan.program.run([a, b], [plan.outputs["C"]])
+    want = [[sum(Fraction(int(a[r, min(max(c + d, 0), 6)]), 3) for d in (-1, 0, 1))
+             - Fraction(int(b[r, c]), 5) - Fraction(2 * int(b[r, min(c + 1, 6)]), 5)
+             for c in range(7)] for r in range(6)]
+    assert (got == np.array(want, dtype=object)).all()
+
+
+def test_the_colour_example_compiles_over_three_inputs():
+    path = EXAMPLES / "colour_edges.kalg"
+    result = compile_file(path, Settings())
+    verify_exact_channels(result.program, load_file(path).definition().channels, ("A", "B", "C"))
+    assert "input in A B C" in result.text
