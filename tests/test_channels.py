@@ -139,8 +139,47 @@ def test_the_cpu_takes_a_non_dyadic_channel_filter_exactly():
     assert (got == np.array(want, dtype=object)).all()
 
 
-def test_the_colour_example_compiles_over_three_inputs():
+def test_outputs_of_one_mix_of_the_inputs_compile_as_the_mix_then_the_filter():
+    # colour_edges: both gradients read (A + 2B + C) / 4: the mix, then the e-graph's program
+    # for the Sobel pair on it, far shorter than the constant-matrix program over 3 inputs
+    from kalg import codegen
     path = EXAMPLES / "colour_edges.kalg"
     result = compile_file(path, Settings())
-    verify_exact_channels(result.program, load_file(path).definition().channels, ("A", "B", "C"))
+    channels = load_file(path).definition().channels
+    verify_exact_channels(result.program, channels, ("A", "B", "C"))
     assert "input in A B C" in result.text
+    assert result.stats["candidate"] == "one mix of the inputs, then the filter on it"
+    matrix = codegen.matrix_channels(channels, tuple("ABCDEF"), ("A", "B", "C"), "all")
+    assert len(result.program) < len(matrix)
+
+
+def test_common_mix_finds_the_mix_and_refuses_other_filters():
+    from kalg.channels import common_mix
+    k = Kernel.from_rows([[1, 2, 1]]).scale(Fraction(1, 4))
+    mix, kernels = common_mix({"C": {"A": k.scale(3), "B": k.scale(-6)},
+                               "D": {"A": Kernel.unit().scale(3), "B": Kernel.unit().scale(-6)}},
+                              ("A", "B"))
+    assert mix == {"A": 1, "B": -2} and kernels == {"C": k.scale(3), "D": Kernel.unit().scale(3)}
+    assert common_mix({"C": {"A": k, "B": k}, "D": {"A": k, "B": -k}}, ("A", "B")) is None
+    assert common_mix({"C": {"A": k, "B": k}, "D": {"A": k}}, ("A", "B")) is None
+    # (A + 3B)/3 needs kernels over 3: not dyadic, no mix
+    assert common_mix({"C": {"A": k.scale(Fraction(1, 3)), "B": k}}, ("A", "B")) is None
+
+
+@pytest.mark.parametrize("seed", [1])
+def test_a_random_filter_of_one_mix_is_verified_and_never_longer_than_the_matrix(seed):
+    from kalg import codegen
+    from kalg.pipeline import compile_text
+    rng = np.random.default_rng(seed)
+    mix = [int(v) for v in rng.integers(1, 4, 3) * rng.choice([-1, 1], 3)]
+    rows = [[" ".join(str(int(v)) for v in rng.integers(-2, 3, 3)) for _ in range(3)]
+            for _ in range(2)]
+    terms = " + ".join(f"{m} * {c}" for m, c in zip(mix, "ABC", strict=True))
+    text = ("target scamp5 { registers: A..F, input: A B C }\n"
+            f"filter f = [D: [{'; '.join(rows[0])}] / 4 * ({terms}),\n"
+            f"            E: [{'; '.join(rows[1])}] / 4 * ({terms})]\n")
+    result = compile_text(text, "f.kalg", Settings())
+    channels = load_text(text, "f.kalg").definition().channels
+    verify_exact_channels(result.program, channels, ("A", "B", "C"))
+    matrix = codegen.matrix_channels(channels, tuple("ABCDEF"), ("A", "B", "C"), "all")
+    assert matrix is None or len(result.program) <= len(matrix)

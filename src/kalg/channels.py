@@ -10,8 +10,10 @@ channel value (it names no input).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 
 from kalg.diagnostics import KalgSemanticError
 from kalg.kernel import REAL, Kernel
@@ -76,3 +78,41 @@ class Channels:
 
     def __str__(self) -> str:
         return " + ".join(f"{k} * {c}" for c, k in self.parts)
+
+
+def common_mix(channels: Mapping[str, Mapping[str, Kernel]], inputs: tuple[str, ...],
+               ) -> tuple[dict[str, int], dict[str, Kernel]] | None:
+    """(mix, kernels) with channels[o][c] = mix[c] · kernels[o] for every output o and input c
+    (an input no output reads has no entry): every output applies its kernel to ONE mix of the
+    inputs, m = Σ_c mix[c] · in_c, so the filter is an ordinary one-input filter on m. The mix
+    is integer (coprime, its first coefficient positive: adds, subtractions and doublings) and
+    the kernels dyadic; None when the outputs read the inputs otherwise, or the kernels that
+    go with an integer mix are not dyadic."""
+    outputs = {o: {c: k.trimmed() for c, k in parts.items() if k.trimmed().entries}
+               for o, parts in channels.items()}
+    read = [c for c in inputs if any(c in parts for parts in outputs.values())]
+    if not read or any(set(parts) != set(read) for parts in outputs.values()):
+        return None
+    base = read[0]
+    ratios: dict[str, Fraction] = {}
+    for parts in outputs.values():
+        for c in read:
+            r = _ratio(parts[c], parts[base])
+            if r is None or ratios.setdefault(c, r) != r:
+                return None
+    scale = Fraction(math.lcm(*(r.denominator for r in ratios.values())),
+                     math.gcd(*(r.numerator for r in ratios.values())))
+    mix = {c: int(r * scale) for c, r in ratios.items()}
+    kernels = {o: parts[base].scale(1 / scale) for o, parts in outputs.items()}
+    if not all(k.is_dyadic() for k in kernels.values()):
+        return None
+    return mix, kernels
+
+
+def _ratio(k: Kernel, base: Kernel) -> Fraction | None:
+    """r with k = r·base (both trimmed and non-zero), or None."""
+    taps, (o, c) = dict(k.entries), base.entries[0]
+    if set(taps) != {p for p, _ in base.entries}:
+        return None
+    r = Fraction(taps[o]) / Fraction(c)
+    return r if all(Fraction(taps[p]) == r * Fraction(v) for p, v in base.entries) else None

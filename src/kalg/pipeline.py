@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from kalg import codegen, frontend, portfolio
+from kalg.channels import common_mix
 from kalg.clock import Clock
 from kalg.codegen import exhaustive as exact
 from kalg.codegen.chain import chain_widths
@@ -38,6 +39,7 @@ from kalg.kernel import REAL, Kernel
 from kalg.scamp5.isa import REGISTERS as SCAMP5_REGISTERS
 from kalg.scamp5.isa import SIMULATED_REGISTERS, Instr, bus_steps
 from kalg.scamp5.simulator import verify_numeric, verify_numeric_channels
+from kalg.scamp5.symbolic import verify_exact_channels
 from kalg.scamp5.text import format_program
 from kalg.stages import Stage
 
@@ -123,7 +125,7 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
     target_name = settings.target or target.name
     if definition.channels:
         return _compile_channels(definition, path, settings.emit, ops, registers, target,
-                                 target_name, clock)
+                                 target_name, clock, settings, deadline)
     _check_compilable(definition, input_register, registers, target_name,
                       from_options=bool(settings.registers or settings.input))
     warnings = _early_warnings(definition, settings.warn)
@@ -239,11 +241,13 @@ class _Deadline:
 
 def _compile_channels(definition: frontend.Definition, path: str | Path, emit: Stage, ops: str,
                       registers: tuple[str, ...], target, target_name: str,
-                      clock: Clock) -> Result:
+                      clock: Clock, settings: Settings, deadline: _Deadline) -> Result:
     """A filter over several inputs (`kalg.channels`): compiled as one constant-matrix program
     (`codegen.matrix_channels`, each input divided once, sharing within and across channels
-    through the walk of each output), verified exactly on every input and numerically on
-    random images. The e-graph stages do not apply to it."""
+    through the walk of each output); and, when every output applies its kernel to one mix of
+    the inputs (`channels.common_mix`), as the mix followed by the ordinary filter compile on
+    it (`_mixed_program`: e-graph and every candidate). The shorter is kept, verified exactly
+    on every input and numerically on random images."""
     if emit is not Stage.PROGRAM:
         raise KalgError(f"'{definition.name}' reads several inputs: it is compiled directly "
                         "as a constant-matrix program, so there is no e-graph or "
@@ -256,6 +260,10 @@ def _compile_channels(definition: frontend.Definition, path: str | Path, emit: S
         raise KalgError(f"register(s) {', '.join(missing)} are not in the register budget "
                         f"{' '.join(registers)} of target {target_name}")
     program = codegen.matrix_channels(definition.channels, registers, target.inputs, ops)
+    winner = MATRIX
+    mixed = _mixed_program(definition, registers, target.inputs, ops, settings, deadline, clock)
+    if mixed is not None and (program is None or len(mixed) < len(program)):
+        program, winner = mixed, MIXED
     if program is None:
         raise RegisterPressureError(
             f"no program for the {len(definition.channels)} output(s) over the inputs "
@@ -268,11 +276,51 @@ def _compile_channels(definition: frontend.Definition, path: str | Path, emit: S
     verify_numeric_channels(program, definition.channels, images)
     clock.lap("verify")
     stats = _program_stats(program, registers, ops) | {
-        "candidate": MATRIX, "inputs": " ".join(target.inputs),
+        "candidate": winner, "inputs": " ".join(target.inputs),
         "seconds": {stage: round(s, 3) for stage, s in clock.laps.items()}}
     header = _header(definition, path, ops, registers, " ".join(target.inputs), target_name)
     return Result(Stage.PROGRAM, format_program(program, header=header), stats, program,
                   definition=definition, verified=True, input_register=target.inputs[0])
+
+
+MIXED = "one mix of the inputs, then the filter on it"
+
+
+def _mixed_program(definition: frontend.Definition, registers: tuple[str, ...],
+                   inputs: tuple[str, ...], ops: str, settings: Settings, deadline: _Deadline,
+                   clock: Clock) -> list[Instr] | None:
+    """For a filter whose outputs all apply their kernel to one integer mix m of the inputs
+    (`channels.common_mix`): m written into a register that is no output (the shortest
+    `codegen.matrix_channels` program of the candidate registers), then the ordinary compile
+    of the one-input filter on m (`_candidates`, `_choose_program`: the e-graph and every
+    candidate). Verified exactly on every input; None when there is no common mix or no
+    program fits."""
+    found = common_mix(definition.channels, inputs)
+    if found is None:
+        return None
+    mix, kernels = found
+    places = [r for r in dict.fromkeys((*inputs, *registers)) if r not in kernels]
+    mixes = [(p, place) for place in places
+             if (p := codegen.matrix_channels({place: {c: Kernel.unit().scale(r)
+                                                        for c, r in mix.items()}},
+                                               registers, inputs, ops)) is not None]
+    if not mixes:
+        return None
+    mixing, place = min(mixes, key=lambda m: len(m[0]))
+    one = frontend.Definition(definition.name, "filter", kernels, REAL, definition.span,
+                              exact=kernels)
+    try:
+        searched = _candidates(one, settings, ops, deadline, clock, [])
+        _, candidates, _, large = searched
+        program, _, _ = _choose_program(candidates, kernels, registers, place, ops, settings,
+                                        deadline, large)
+    except RegisterPressureError:
+        return None
+    if program is None:
+        return None
+    program = [*mixing, *program]
+    verify_exact_channels(program, definition.channels, inputs)
+    return program
 
 
 def _check_compilable(definition: frontend.Definition, input_register: str,
