@@ -54,10 +54,18 @@ def test_the_layer_example_compiles_and_verifies_on_every_input(ops):
     assert result.stats["candidate"] == "shared matrix"
 
 
-def test_both_frames_of_a_pair():
+@pytest.mark.parametrize("ops", ["all", "basic"])
+def test_both_frames_of_a_pair_each_output_on_its_own_mix(ops):
+    # C = smooth * (A - B), D = sobel_x * (A + B) / 2: each output's mix, then its kernel
+    # compiled on it, the inputs kept for the output after; far shorter than the matrix
+    from kalg import codegen
     path = EXAMPLES / "frame_pair.kalg"
-    result = compile_file(path, Settings())
-    verify_exact_channels(result.program, load_file(path).definition().channels, ("A", "B"))
+    result = compile_file(path, Settings(ops=ops))
+    channels = load_file(path).definition().channels
+    verify_exact_channels(result.program, channels, ("A", "B"))
+    assert result.stats["candidate"] == "each output's mix of the inputs, then its kernel on it"
+    matrix = codegen.matrix_channels(channels, tuple("ABCDEF"), ("A", "B"), ops)
+    assert len(result.program) < len(matrix)
 
 
 def test_a_wrong_program_fails_on_the_input_it_gets_wrong():

@@ -37,7 +37,7 @@ from kalg.frontend.report import format_definition
 from kalg.frontend.target import WIDE
 from kalg.kernel import REAL, Kernel
 from kalg.scamp5.isa import REGISTERS as SCAMP5_REGISTERS
-from kalg.scamp5.isa import SIMULATED_REGISTERS, Instr, bus_steps
+from kalg.scamp5.isa import SIMULATED_REGISTERS, Add, Instr, Mov, Sub, bus_steps
 from kalg.scamp5.simulator import verify_numeric, verify_numeric_channels
 from kalg.scamp5.symbolic import verify_exact_channels
 from kalg.scamp5.text import format_program
@@ -261,9 +261,10 @@ def _compile_channels(definition: frontend.Definition, path: str | Path, emit: S
                         f"{' '.join(registers)} of target {target_name}")
     program = codegen.matrix_channels(definition.channels, registers, target.inputs, ops)
     winner = MATRIX
-    mixed = _mixed_program(definition, registers, target.inputs, ops, settings, deadline, clock)
-    if mixed is not None and (program is None or len(mixed) < len(program)):
-        program, winner = mixed, MIXED
+    for name, build in ((MIXED, _mixed_program), (MIXES, _mixes_program)):
+        found = build(definition, registers, target.inputs, ops, settings, deadline, clock)
+        if found is not None and (program is None or len(found) < len(program)):
+            program, winner = found, name
     if program is None:
         raise RegisterPressureError(
             f"no program for the {len(definition.channels)} output(s) over the inputs "
@@ -321,6 +322,64 @@ def _mixed_program(definition: frontend.Definition, registers: tuple[str, ...],
     program = [*mixing, *program]
     verify_exact_channels(program, definition.channels, inputs)
     return program
+
+
+MIXES = "each output's mix of the inputs, then its kernel on it"
+
+
+def _mixes_program(definition: frontend.Definition, registers: tuple[str, ...],
+                   inputs: tuple[str, ...], ops: str, settings: Settings, deadline: _Deadline,
+                   clock: Clock) -> list[Instr] | None:
+    """For a filter of several outputs, each applying one kernel to ITS OWN integer mix of the
+    inputs (`channels.common_mix` per output; frame_pair: smooth * (A - B), sobel * (A + B)):
+    the outputs one after another, the one with most taps last. Each output's mix is written
+    by adds and subtractions into a register that holds no input and no output made, then the
+    output's kernel is compiled on it (`_candidates`, `_choose_program`) with the registers not
+    holding the inputs (kept until the last output) or the outputs made. Verified exactly on
+    every input; None when an output has no mix of its own or a stage finds no program."""
+    mixes = {}
+    for out, parts in definition.channels.items():
+        found = common_mix({out: parts}, inputs)
+        if found is None:
+            return None
+        mixes[out] = (found[0], found[1][out])
+    if len(mixes) < 2:
+        return None  # one output: `_mixed_program`
+    order = sorted(mixes, key=lambda o: (len(mixes[o][1].trimmed()), o))
+    program: list[Instr] = []
+    for i, out in enumerate(order):
+        kept = set(order[:i]) | (set(inputs) if i < len(order) - 1 else set())
+        budget = tuple(r for r in registers if r not in kept)
+        place = next((r for r in budget if r != out and r not in mixes), None)
+        if place is None:
+            return None
+        mix, kernel = mixes[out]
+        one = frontend.Definition(definition.name, "filter", {out: kernel}, REAL,
+                                  definition.span, exact={out: kernel})
+        try:
+            _, candidates, _, large = _candidates(one, settings, ops, deadline, clock, [])
+            stage, _, _ = _choose_program(candidates, {out: kernel}, budget, place, ops,
+                                          settings, deadline, large)
+        except RegisterPressureError:
+            return None
+        if stage is None:
+            return None
+        program += [*_integer_mix(mix, place), *stage]
+    verify_exact_channels(program, definition.channels, inputs)
+    return program
+
+
+def _integer_mix(mix: dict[str, int], place: str) -> list[Instr]:
+    """place := Σ_c mix[c] · c by adds and subtractions (|mix[c]| unit terms each; the first
+    coefficient is positive), the inputs unchanged."""
+    terms = [(c, 1 if r > 0 else -1) for c, r in mix.items() for _ in range(abs(r))]
+    (first, _), rest = terms[0], terms[1:]
+    if not rest:
+        return [Mov(place, first)]
+    (second, sign), rest = rest[0], rest[1:]
+    out: list[Instr] = [(Add if sign > 0 else Sub)(place, first, second)]
+    out += [(Add if sign > 0 else Sub)(place, place, c) for c, sign in rest]
+    return out
 
 
 def _check_compilable(definition: frontend.Definition, input_register: str,
