@@ -351,7 +351,7 @@ def _mixes_program(definition: frontend.Definition, registers: tuple[str, ...],
         kept = set(order[:i]) | (set(inputs) if i < len(order) - 1 else set())
         budget = tuple(r for r in registers if r not in kept)
         place = next((r for r in budget if r != out and r not in mixes), None)
-        if place is None:
+        if place is None or out not in budget:  # an output in an input kept for later
             return None
         mix, kernel = mixes[out]
         one = frontend.Definition(definition.name, "filter", {out: kernel}, REAL,
