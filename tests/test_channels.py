@@ -191,3 +191,15 @@ def test_a_random_filter_of_one_mix_is_verified_and_never_longer_than_the_matrix
     verify_exact_channels(result.program, channels, ("A", "B", "C"))
     matrix = codegen.matrix_channels(channels, tuple("ABCDEF"), ("A", "B", "C"), "all")
     assert matrix is None or len(result.program) <= len(matrix)
+
+
+def test_a_mix_is_never_folded_into_an_input_it_reads():
+    # regression: with 3A + 2B for the last output, the mix went into A and read the
+    # updated A (add(A, A, A) twice: 4A); exact verification caught it as a kalg bug
+    from kalg.pipeline import compile_text
+    text = ("target scamp5 { registers: A..F, input: A B }\n"
+            "filter f = [C: [2 1 0; -1 -1 -2; -2 -2 -2] / 4 * (3 * A + 2 * B),\n"
+            "            D: [1 2 1; 1 0 0; 2 -1 2] / 4 * (-3 * A + 1 * B)]\n")
+    result = compile_text(text, "f.kalg", Settings(ops="basic"))
+    verify_exact_channels(result.program, load_text(text, "f.kalg").definition().channels,
+                          ("A", "B"))

@@ -350,10 +350,11 @@ def _mixes_program(definition: frontend.Definition, registers: tuple[str, ...],
     for i, out in enumerate(order):
         kept = set(order[:i]) | (set(inputs) if i < len(order) - 1 else set())
         budget = tuple(r for r in registers if r not in kept)
-        place = next((r for r in budget if r != out and r not in mixes), None)
+        mix, kernel = mixes[out]
+        # the mix is folded into `place`, so it must not be an input the mix reads
+        place = next((r for r in budget if r != out and r not in mixes and r not in mix), None)
         if place is None or out not in budget:  # an output in an input kept for later
             return None
-        mix, kernel = mixes[out]
         one = frontend.Definition(definition.name, "filter", {out: kernel}, REAL,
                                   definition.span, exact={out: kernel})
         try:
@@ -371,7 +372,7 @@ def _mixes_program(definition: frontend.Definition, registers: tuple[str, ...],
 
 def _integer_mix(mix: dict[str, int], place: str) -> list[Instr]:
     """place := Σ_c mix[c] · c by adds and subtractions (|mix[c]| unit terms each; the first
-    coefficient is positive), the inputs unchanged."""
+    coefficient is positive), the inputs unchanged; `place` must not be one of them."""
     terms = [(c, 1 if r > 0 else -1) for c, r in mix.items() for _ in range(abs(r))]
     (first, _), rest = terms[0], terms[1:]
     if not rest:

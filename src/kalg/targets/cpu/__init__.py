@@ -33,11 +33,12 @@ def build(definition: Any, border: str | Any | None = None, name: str | None = N
     the same shape (bool for Boolean kernels) - a dict of arrays keyed by output name for a
     filter bank. A filter over several inputs (`input: A B C`) takes its channels instead: an
     HxWxC array in the order of `input:` (a colour image), C 2-D arrays, or a dict by input
-    name; a count that does not match is a KalgError. `border` (a mode name, 'constant V', or a `Border`) is the default that a call
-    may override; None means the definition's `border` setting, else replicate. The e-graph
-    search runs once, here; each border's pipeline is compiled (or loaded from the disk cache)
-    on its first call. Every pipeline is checked against the reference correlation on a random
-    image, for each border it is used with, before its first result is returned.
+    name; a count that does not match is a KalgError. `border` (a mode name, 'constant V', or
+    a `Border`) is the default that a call may override; None means the definition's `border`
+    setting, else replicate. The e-graph search runs once, here; each border's pipeline is
+    compiled (or loaded from the disk cache) on its first call. Every pipeline is checked
+    against the reference correlation on a random image, for each border it is used with,
+    before its first result is returned.
     """
     from kalg.targets.cpu.runner import build as _build
     return _build(definition, border, name)
