@@ -351,8 +351,9 @@ def _mixes_program(definition: frontend.Definition, registers: tuple[str, ...],
         kept = set(order[:i]) | (set(inputs) if i < len(order) - 1 else set())
         budget = tuple(r for r in registers if r not in kept)
         mix, kernel = mixes[out]
-        # the mix is folded into `place`, so it must not be an input the mix reads
-        place = next((r for r in budget if r != out and r not in mixes and r not in mix), None)
+        # the mix is folded into `place`, so it must not be an input the mix reads (an output
+        # not made yet is free room)
+        place = next((r for r in budget if r != out and r not in mix), None)
         if place is None or out not in budget:  # an output in an input kept for later
             return None
         one = frontend.Definition(definition.name, "filter", {out: kernel}, REAL,
