@@ -41,12 +41,14 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from fractions import Fraction
-from itertools import product
+from itertools import combinations, product
 from operator import itemgetter
 
 import numpy as np
 
 from kalg.codegen import _verify_program
+from kalg.codegen.twostep import TwoStep
+from kalg.codegen.twostep import fingerprint as small_print
 from kalg.kernel import Kernel
 from kalg.scamp5.isa import NEWS, OP_SETS, Dir, Instr
 
@@ -251,6 +253,10 @@ class _Search:
         self.target_print = self.pool.prints[self.target]
         self.forms = [tuple(_monomial(*term) for term in shape) for shape in self.shapes]
         self.facts: dict[int, tuple[int, int, tuple[int, ...]]] = {}
+        firsts = {tuple((p, q, dx, dy) for p, q, _, dx, dy in form)
+                  for _, _, writes in self.templates for _, form in writes if form is not None}
+        self.two = TwoStep(firsts, set(self.shapes), small_print(target_e, target_taps))
+        self.small: dict[int, int] = {}
 
     # ---------------------------------------------------------------- set-up
     def _compile(self, t: _Template) -> tuple:
@@ -313,6 +319,13 @@ class _Search:
         unread = len({w for w in writer if w >= 0 and not used[w]})
         return max(1, halvings, need, (far + 1) // 2, unread // 2)
 
+    def _small(self, v: int) -> int:
+        """The print of value v for `TwoStep` (cached)."""
+        found = self.small.get(v)
+        if found is None:
+            found = self.small[v] = small_print(*self.pool.values[v])
+        return found
+
     def _facts(self, v: int) -> tuple[int, int, tuple[int, ...]]:
         """Of value v: halvings, number of taps, and for each target tap the distance
         |dx| + |dy| to v's nearest tap (cached)."""
@@ -332,6 +345,8 @@ class _Search:
         if bound == 0:
             return list(path)
         if bound > left:
+            return None
+        if left == 2 and not self.two.possible([self._small(v) for v in regs if v >= 0]):
             return None
         key = self._key(regs, writer, used)
         if self.table.get(key, -1) >= left:
@@ -485,19 +500,27 @@ class _Search:
             solvers.append((constant, factors, shape, uses))
         return solvers
 
-    def _needed(self, regs: list[int]) -> set[int]:
+    def _needed(self, regs: list[int]) -> set[int] | None:
         """Prints of every value w such that some form makes the target from w and values
-        in `regs` (w in any position of the form)."""
+        in `regs`, w in any nonempty set of the form's positions (subx(y, W, d, W) reads the
+        new register twice); None (no filter) when some set of positions has coefficients
+        that cancel and the other positions alone can give the target."""
         prints = self.pool.prints
         defined = [prints[v] for v in regs if v >= 0]
         need = set()
         for multipliers in self.forms:
-            for j, mj in enumerate(multipliers):
-                others = multipliers[:j] + multipliers[j + 1:]
-                inverse = pow(mj, -1, PRIME)
-                for sources in product(defined, repeat=len(others)):
-                    rest = sum(m * ps for m, ps in zip(others, sources, strict=True))
-                    need.add((self.target_print - rest) * inverse % PRIME)
+            for size in range(1, len(multipliers) + 1):
+                for positions in combinations(range(len(multipliers)), size):
+                    others = [m for i, m in enumerate(multipliers) if i not in positions]
+                    d = sum(multipliers[i] for i in positions) % PRIME
+                    inverse = pow(d, -1, PRIME) if d else 0
+                    for sources in product(defined, repeat=len(others)):
+                        rest = sum(m * ps for m, ps in zip(others, sources, strict=True))
+                        if d == 0:
+                            if (self.target_print - rest) % PRIME == 0:
+                                return None
+                            continue
+                        need.add((self.target_print - rest) * inverse % PRIME)
         return need
 
     def _last(self, regs: list[int]) -> tuple | None:
