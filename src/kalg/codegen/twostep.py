@@ -46,9 +46,38 @@ def fingerprint(e: int, taps: Sequence[tuple[int, int, int]]) -> int:
     return sum(n * monomial(1, 0, x, y) for x, y, n in taps) * pow(_HALF, e, P) % P
 
 
-def _tuples(n: int, k: int) -> np.ndarray:
-    """Every k-tuple of indices below n (repetitions allowed), as a (n^k, k) array."""
-    return np.array(list(product(range(n), repeat=k)), dtype=np.int64).reshape(-1, k)
+class _Table:
+    """Rows of linear forms sum_i c_i * v[a_i] (at most three terms) over every choice of the
+    source indices a_i among n values, evaluated by gathering from the table of products
+    c * v (one outer product and three gathers per evaluation)."""
+
+    def __init__(self, rows: list[tuple[int, ...]]) -> None:
+        self.coefs = sorted({c for row in rows for c in row})
+        where = {c: i for i, c in enumerate(self.coefs)}
+        self.rows = [tuple(where[c] for c in row) for row in rows]
+        self.array = np.array(self.coefs, dtype=np.int64)
+        self.gathers: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def _gathers(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """(row of each result, (3, results) positions in the flattened product table)."""
+        found = self.gathers.get(n)
+        if found is None:
+            zero = len(self.coefs) * n
+            rows, cols = [], []
+            for r, row in enumerate(self.rows):
+                for sources in product(range(n), repeat=len(row)):
+                    rows.append(r)
+                    cols.append([c * n + a for c, a in zip(row, sources, strict=True)]
+                                + [zero] * (3 - len(row)))
+            found = self.gathers[n] = (np.array(rows, dtype=np.int64),
+                                       np.array(cols, dtype=np.int64).reshape(-1, 3).T.copy())
+        return found
+
+    def evaluate(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(row index, value mod P) of every row over every choice of sources."""
+        rows, cols = self._gathers(len(values))
+        table = np.append((self.array[:, None] * values[None, :] % P).ravel(), 0)
+        return rows, (table[cols[0]] + table[cols[1]] + table[cols[2]]) % P
 
 
 class TwoStep:
@@ -56,11 +85,8 @@ class TwoStep:
 
     def __init__(self, first_forms: set[Shape], last_forms: set[Shape], target: int) -> None:
         self.target = target
-        self.first = {k: np.array([[monomial(*t) for t in s] for s in sorted(first_forms)
-                                   if len(s) == k], dtype=np.int64).reshape(-1, k)
-                      for k in (1, 2, 3)}
-        need: dict[int, list] = {0: [], 1: [], 2: []}
-        rest: dict[int, list] = {0: [], 1: [], 2: []}
+        self.first = _Table([tuple(monomial(*t) for t in s) for s in sorted(first_forms)])
+        bases, needs, rests = [], [], []
         for shape in sorted(last_forms):
             ms = [monomial(*t) for t in shape]
             for size in range(1, len(ms) + 1):
@@ -69,32 +95,17 @@ class TwoStep:
                     for signs in product((1, -1), repeat=size):
                         d = sum(s * ms[i] for s, i in zip(signs, positions, strict=True)) % P
                         if d == 0:
-                            rest[len(others)].append(others)
+                            rests.append(tuple(others))
                             continue
                         inv = pow(d, -1, P)
-                        need[len(others)].append([target * inv % P,
-                                                  *(m * inv % P for m in others)])
-        self.need = {r: np.array(sorted(set(map(tuple, rows))), dtype=np.int64).reshape(-1, r + 1)
-                     for r, rows in need.items()}
-        self.rest = {r: np.array(sorted(set(map(tuple, rows))), dtype=np.int64).reshape(-1, r)
-                     for r, rows in rest.items() if r > 0}
-        self.zero_rest = bool(rest[0])
-        self.tuples: dict[tuple[int, int], np.ndarray] = {}
+                        bases.append(target * inv % P)
+                        needs.append(tuple(m * inv % P for m in others))
+        unique = sorted(set(zip(bases, needs, strict=True)))
+        self.bases = np.array([b for b, _ in unique], dtype=np.int64)
+        self.need = _Table([n for _, n in unique])
+        self.zero_rest = any(not r for r in rests)
+        self.rest = _Table([r for r in set(rests) if r])
         self.cache: dict[tuple[int, ...], bool] = {}
-
-    def _idx(self, n: int, k: int) -> np.ndarray:
-        found = self.tuples.get((n, k))
-        if found is None:
-            found = self.tuples[(n, k)] = _tuples(n, k)
-        return found
-
-    @staticmethod
-    def _combine(coefs: np.ndarray, values: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        """sum_i coefs[:, i] * values[idx[:, i]] mod P for every row of coefs and of idx."""
-        total = np.zeros((coefs.shape[0], idx.shape[0]), dtype=np.int64)
-        for i in range(coefs.shape[1]):
-            total = (total + coefs[:, i, None] * values[idx[:, i]][None, :] % P) % P
-        return total.ravel()
 
     def possible(self, prints: Sequence[int]) -> bool:
         """False only if no two instructions make the target from these values (prints mod P,
@@ -109,24 +120,13 @@ class TwoStep:
         return found
 
     def _possible(self, values: np.ndarray) -> bool:
-        n, t = len(values), self.target
+        t = self.target
         if self.zero_rest and t == 0:
             return True
-        for r, coefs in self.rest.items():
-            if len(coefs) and (self._combine(coefs, values, self._idx(n, r)) == t).any():
-                return True
-        one = np.concatenate([self._combine(g, values, self._idx(n, k))
-                              for k, g in self.first.items() if len(g)])
-        if (one == t).any():
+        if self.rest.rows and (self.rest.evaluate(values)[1] == t).any():
             return True
-        needed = []
-        for r, rows in self.need.items():
-            if not len(rows):
-                continue
-            if r == 0:
-                needed.append(rows[:, 0])
-                continue
-            part = self._combine(rows[:, 1:], values, self._idx(n, r))
-            base = np.repeat(rows[:, 0], len(self._idx(n, r)))
-            needed.append((base - part) % P)
-        return bool(np.isin(np.concatenate(needed), one).any())
+        one = np.sort(self.first.evaluate(values)[1])
+        rows, parts = self.need.evaluate(values)
+        needed = (self.bases[rows] - parts) % P
+        at = np.minimum(np.searchsorted(one, needed), len(one) - 1)
+        return bool((one[at] == needed).any() or one[np.searchsorted(one, t) % len(one)] == t)

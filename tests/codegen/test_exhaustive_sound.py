@@ -1,0 +1,175 @@
+"""Soundness of the exact search's pruning: every bound is admissible and every "proven
+shortest" is true, checked against random programs and an independent brute force.
+
+Random programs are run with kalg's symbolic simulator (not the search's own arithmetic), so a
+wrong bound, a wrong two-instruction test or a wrong last-step inversion shows up as a program
+the search says cannot exist."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from kalg.codegen.exhaustive import _exact, _instructions, _Search, shortest_program
+from kalg.codegen.twostep import fingerprint
+from kalg.kernel import Kernel
+from kalg.scamp5.symbolic import initial_state, step
+
+SIX = ("A", "B", "C", "D", "E", "F")
+
+
+def _key(kernel: Kernel) -> tuple:
+    return _exact(kernel)
+
+
+def _random_program(rng: random.Random, templates, length: int):
+    """A random program of `length` instructions (legal, reading only defined registers), each
+    instruction after the first reading a result of the one before it; with its states."""
+    states = [initial_state("A")]
+    program = []
+    for _ in range(length):
+        state = states[-1]
+        choices = [t for t in templates
+                   if all(state[r] is not None for r in t.reads())
+                   and (not program or set(t.reads()) & set(program[-1].writes()))]
+        instr = rng.choice(choices)
+        program.append(instr)
+        states.append(step(state, instr))
+    return program, states
+
+
+def _all_used(program) -> bool:
+    """Every instruction but the last has a result that a later instruction reads (before it
+    is overwritten): the programs the search's pruning must keep."""
+    for i, instr in enumerate(program[:-1]):
+        live = set(instr.writes())
+        used = False
+        for later in program[i + 1:]:
+            if live & set(later.reads()):
+                used = True
+                break
+            live -= set(later.writes())
+            if not live:
+                break
+        if not used:
+            return False
+    return True
+
+
+def _programs(seed: int, length: int, count: int, registers=SIX):
+    """`count` random programs of `length` with every instruction used and a nonzero result
+    in the last instruction's first destination, never a zero value: (program, states,
+    output register)."""
+    rng = random.Random(seed)
+    templates = [t.instr for t in _instructions("all", registers)]
+    found = []
+    while len(found) < count:
+        program, states = _random_program(rng, templates, length)
+        out = program[-1].writes()[0]
+        value = states[-1][out]
+        if value is None or not _all_used(program) or any(
+                v is not None and not v.taps for s in states for v in s.values()):
+            continue  # the search never writes zero (a zero is never needed)
+        if any(states[-1][out].same_values(s[out]) for s in states[:-1] if s[out] is not None):
+            continue
+        found.append((program, states, out))
+    return found
+
+
+def _replay(search: _Search, program, states):
+    """The search's (regs, writer, used) after each prefix of `program`."""
+    by_instr = {t[0]: t for t in search.templates}
+    regs = [-1] * len(search.registers)
+    regs[search.index["A"]] = search.pool.intern(0, ((0, 0, 1),))
+    writer, used = [-1] * len(search.registers), []
+    out = [(list(regs), list(writer), list(used))]
+    for depth, (instr, state) in enumerate(zip(program, states[1:], strict=True)):
+        template = by_instr.get(instr)
+        if template is None:  # an instruction with the same effect as a kept one
+            template = next(t for t in search.templates if t[2] == search._compile(
+                next(u for u in _instructions("all", search.registers) if u.instr == instr))[2])
+        after = search._after(template[1], template[2], writer, used, depth)
+        assert after is not None, "a program with every instruction used was pruned"
+        writer, used = after
+        regs = [-1 if state.get(r) is None else search.pool.intern(*_key(state[r]))
+                for r in search.registers]
+        out.append((list(regs), list(writer), list(used)))
+    return out
+
+
+@pytest.mark.parametrize("length", [2, 3, 4, 5])
+def test_lower_bounds_never_exceed_the_length_of_a_program_that_exists(length):
+    """Random programs of L instructions: after i of them, the bound is at most L - i; two
+    before the end the two-instruction test passes; one before, the inversion finds a last
+    instruction."""
+    for program, states, out in _programs(100 + length, length, 12):
+        target = states[-1][out]
+        search = _Search(target, SIX, "A", out, "all", 10**6, 10**6, None)
+        for i, (regs, writer, used) in enumerate(_replay(search, program, states)):
+            left = length - i
+            assert search._bound(regs, writer, used) <= left, (program, i)
+            if left == 2:
+                prints = [fingerprint(*_key(states[i][r])) for r in SIX
+                          if states[i][r] is not None]
+                assert search.two.possible(prints), (program, i)
+                need = search._needed(regs)
+                nxt = states[i + 1]
+                if need is not None and len(program[i].writes()) == 1:
+                    w = search.pool.intern(*_key(nxt[program[i].writes()[0]]))
+                    assert search.pool.prints[w] in need or w == search.target, program
+            if left == 1:
+                assert search._last(regs) is not None, program
+
+
+@pytest.mark.parametrize("length", [2, 3])
+def test_the_search_finds_a_program_at_most_as_long_as_any_random_one(length):
+    for program, states, out in _programs(200 + length, length, 6):
+        outcome = shortest_program(states[-1][out], output=out, nodes=200_000)
+        assert outcome.stopped is None and outcome.proven, program
+        assert len(outcome.program) <= length
+
+
+def _brute_force(registers, depth: int) -> dict[tuple, int]:
+    """Fewest instructions leaving each kernel in A, over every program of at most `depth`
+    (op set all), by breadth-first search over exact register states: no pruning at all."""
+    templates = [t.instr for t in _instructions("all", registers)]
+    shortest: dict[tuple, int] = {}
+    start = initial_state("A")
+    frontier, seen = [start], set()
+    for d in range(depth + 1):
+        nxt = []
+        for state in frontier:
+            if state["A"] is not None and state["A"].taps:
+                shortest.setdefault(_key(state["A"]), d)
+            if d == depth:
+                continue
+            for instr in templates:
+                if any(state[r] is None for r in instr.reads()):
+                    continue
+                new = step(state, instr)
+                sig = tuple(None if new[r] is None else _key(new[r]) for r in registers)
+                if sig not in seen:
+                    seen.add(sig)
+                    nxt.append(new)
+        frontier = nxt
+    return shortest
+
+
+def test_proven_lengths_agree_with_brute_force_on_three_registers():
+    """Every kernel a random 3-instruction program leaves in A (three registers): the search's
+    proven length equals the brute-force minimum when that is at most 2, else it is 3."""
+    registers = ("A", "B", "C")
+    exact = _brute_force(registers, 2)
+    rng = random.Random(7)
+    templates = [t.instr for t in _instructions("all", registers)]
+    checked = 0
+    while checked < 25:
+        program, states = _random_program(rng, templates, 3)
+        target = states[-1]["A"]
+        if target is None or not target.taps:
+            continue
+        outcome = shortest_program(target, registers=registers, nodes=200_000)
+        assert outcome.proven, program
+        assert len(outcome.program) == exact.get(_key(target), 3), program
+        checked += 1
