@@ -4,6 +4,11 @@
     PYTHONPATH=src python scripts/generality.py --update   # also compile every kernel under a
                                                            # few configurations and record
                                                            # "best" and "optimum" (minutes)
+    PYTHONPATH=src python scripts/generality.py --exact --nodes 3000000   # exact search only:
+                                      # every kernel whose best is at most --up-to instructions,
+                                      # every length below its best; records "optimum"/"lower"
+    PYTHONPATH=src python scripts/generality.py --exact --suite bench/suite.json  # the same for
+                                      # the benchmark's one-output 3x3 kernels (nothing recorded)
 
 Writes examples/generality/NAME.kalg and bench/generality.json (the format of bench/suite.json).
 Kernels: classic named filters (edge, compass, Laplacian, LoG, DoG, unsharp, emboss), boxes
@@ -15,7 +20,9 @@ over 1 (two); an all-zero draw is drawn again.
 Figures recorded per kernel (never read by the compiler):
 * "best": the fewest instructions any kalg configuration has found (op set all, A..F), over
   the configurations of `CONFIGS`, kept as the minimum over every --update run;
-* "optimum": the length proven shortest by the exhaustive search, only where it finished.
+* "optimum": the length proven shortest by the exhaustive search, only where it finished;
+* "lower": no program shorter than this exists (the exact search exhausted every shorter
+  length), where the search stopped at its node budget before proving an optimum.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import argparse
 import json
 import subprocess
 import sys
+import time
 from math import comb
 from pathlib import Path
 
@@ -158,7 +166,9 @@ def write() -> dict:
                                  "all, A..F); kept by scripts/generality.py --update, never "
                                  "read by the compiler",
                          "optimum": "length proven shortest by kalg's exhaustive search (op "
-                                    "set all, A..F), where it finished"},
+                                    "set all, A..F), where it finished",
+                         "lower": "no shorter program exists (exact search, op set all, A..F), "
+                                  "where it stopped at its budget before an optimum"},
              "columns": ["optimum", "best", "horner"],
              "kernels": entries}
     return suite
@@ -204,6 +214,63 @@ def update(suite: dict, names: list[str], times: Path | None, configs: tuple) ->
         SUITE.write_text(json.dumps(suite, indent=1) + "\n", encoding="utf-8")
 
 
+def exact(suite: dict, names: list[str], nodes: int, up_to: int, record: bool) -> list[dict]:
+    """The exact search (`kalg.codegen.exhaustive`, op set all, A..F, input and output A) for
+    every one-output kernel of at most 3x3 whose reference length is at most `up_to`: every
+    length below the reference (the recorded "best", else kalg's default compile) is searched,
+    under `nodes`. A shorter program is verified by the search; when none exists below "best",
+    "best" (a verified program's length) is the optimum. Records "optimum" or "lower" when
+    `record`; returns one row per kernel."""
+    import kalg
+    from kalg.codegen.exhaustive import shortest_program
+    from kalg.resources import limit_memory
+    limit_memory()
+    rows = []
+    base = Path(suite.get("path", SUITE)).parent
+    for entry in suite["kernels"]:
+        if (names and entry["name"] not in names) or entry.get("outputs", 1) != 1:
+            continue
+        if entry.get("figures", {}).get("best", 0) > up_to:
+            continue
+        path = (base / entry["file"]).resolve()
+        kernel = next(iter(kalg.compile(path, emit="kernels").kernels.values()))
+        x0, x1, y0, y1 = kernel.trimmed().bounds()
+        if x1 - x0 > 2 or y1 - y0 > 2:
+            continue
+        figures = entry.setdefault("figures", {})
+        start = time.process_time()
+        count = kalg.compile(path, ops="all").instructions
+        compile_s = time.process_time() - start
+        best = min(figures.get("best", count), count)
+        if best > up_to:
+            continue
+        start = time.process_time()
+        outcome = shortest_program(kernel, max_length=best - 1, nodes=nodes)
+        seconds = time.process_time() - start
+        if outcome.program is not None:
+            optimum, lower = len(outcome.program), len(outcome.program)
+        elif outcome.stopped is None:
+            optimum, lower = best, best
+        else:
+            optimum, lower = None, outcome.lower
+        row = {"kernel": entry["name"], "kalg": count, "best": best, "optimum": optimum,
+               "lower": lower, "nodes": outcome.nodes, "search_cpu_s": round(seconds, 1),
+               "compile_cpu_s": round(compile_s, 1), "stopped": outcome.stopped,
+               "program": None if outcome.program is None else
+               " ".join(str(i) for i in outcome.program)}
+        rows.append(row)
+        print(json.dumps(row), file=sys.stderr, flush=True)
+        if record:
+            figures["best"] = min(best, optimum or best)
+            if optimum is not None:
+                figures["optimum"] = optimum
+                figures.pop("lower", None)
+            elif lower > figures.get("lower", 0) and "optimum" not in figures:
+                figures["lower"] = lower
+            SUITE.write_text(json.dumps(suite, indent=1) + "\n", encoding="utf-8")
+    return rows
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--update", action="store_true", help="compile and record best/optimum")
@@ -212,9 +279,30 @@ def main() -> None:
                         "output of scripts/compile_times.py --out")
     p.add_argument("--exhaustive-only", action="store_true",
                    help="with --update: compile the exhaustive configuration only")
-    p.add_argument("names", nargs="*", help="with --update: only these kernels")
+    p.add_argument("--exact", action="store_true",
+                   help="run the exact search only (see `exact`); records optimum/lower for "
+                        "the generality suite")
+    p.add_argument("--suite", type=Path, default=None,
+                   help="with --exact: another suite file (e.g. bench/suite.json; not written)")
+    p.add_argument("--nodes", type=int, default=3_000_000, help="with --exact: node budget")
+    p.add_argument("--up-to", type=int, default=9,
+                   help="with --exact: only kernels whose best is at most this")
+    p.add_argument("--out", type=Path, default=None, help="with --exact: rows as JSON here")
+    p.add_argument("names", nargs="*", help="with --update or --exact: only these kernels")
     args = p.parse_args()
+    if args.exact and args.suite is not None:
+        other = json.loads(args.suite.read_text(encoding="utf-8"))
+        other["path"] = str(args.suite.resolve())
+        rows = exact(other, args.names, args.nodes, args.up_to, record=False)
+        if args.out:
+            args.out.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+        return
     suite = write()
+    if args.exact:
+        rows = exact(suite, args.names, args.nodes, args.up_to, record=True)
+        if args.out:
+            args.out.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+        return
     if args.update:
         configs = tuple(c for c in CONFIGS if not args.exhaustive_only or "--exhaustive" in c)
         update(suite, args.names, args.times, configs)

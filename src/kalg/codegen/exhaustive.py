@@ -341,12 +341,12 @@ class _Search:
     def _dfs(self, regs: list[int], writer: list[int], used: list[bool], path: list,
              left: int) -> list | None:
         self._tick()
+        if left == 2 and not self.two.possible([self._small(v) for v in regs if v >= 0]):
+            return None
         bound = self._bound(regs, writer, used)
         if bound == 0:
             return list(path)
         if bound > left:
-            return None
-        if left == 2 and not self.two.possible([self._small(v) for v in regs if v >= 0]):
             return None
         key = self._key(regs, writer, used)
         if self.table.get(key, -1) >= left:
@@ -394,6 +394,9 @@ class _Search:
                     break
                 new[dest] = value
             if zero or new == regs:
+                continue
+            if left == 3 and not self.two.possible([self._small(v) for v in new if v >= 0]):
+                self._tick()  # a child pruned here still counts: nodes measure the work
                 continue
             state = self._after(reads, writes, writer, used, depth)
             if state is None:
