@@ -173,3 +173,19 @@ def test_proven_lengths_agree_with_brute_force_on_three_registers():
         assert outcome.proven, program
         assert len(outcome.program) == exact.get(_key(target), 3), program
         checked += 1
+
+
+def test_a_last_instruction_reading_the_new_register_twice_is_not_filtered_out():
+    """mov2x(B, A, east, east); subx(C, B, east, B) makes x^3 - x^2, the last instruction
+    reading the register written just before twice (no single-position form gives it). The
+    last-but-one filter once solved for the new value in one position of the last form only,
+    so this program was invisible to it."""
+    target = Kernel.of({(3, 0): 1, (2, 0): -1})
+    search = _Search(target, SIX, "A", "C", "all", 10**6, 10**6, None)
+    regs = [-1] * 6
+    regs[0] = search.pool.intern(0, ((0, 0, 1),))
+    need = search._needed(regs)
+    x2 = search.pool.intern(0, ((2, 0, 1),))
+    assert need is None or search.pool.prints[x2] in need
+    outcome = shortest_program(target, output="C", nodes=100_000)
+    assert outcome.proven and len(outcome.program) == 2
