@@ -366,11 +366,15 @@ class _Search:
     def _expand(self, regs, writer, used, path, left):
         inp = self.index[self.inp]
         free = [k for k in range(len(regs)) if regs[k] < 0 and k != inp]
-        depth, prints, value_of = len(path), self.pool.prints, self._value
+        depth, value_of = len(path), self._value
         # Two instructions left: the last must read the next one's result w (nothing else can
         # use it), so w must be a value that makes the target in one instruction with the
         # values held now. Checked for instructions with one result, by prints (necessary).
         need = self._needed(regs) if left == 2 else None
+        # Three left: a one-result instruction writing w leads nowhere if no two instructions
+        # make the target even from the values held now and w (decided once per value w).
+        seen: dict[int, bool] | None = {} if left == 3 else None
+        held = [self._small(v) for v in regs if v >= 0]
         defined = sum(1 << k for k, v in enumerate(regs) if v >= 0)
         for k in self._usable(defined):
             template = self.templates[k]
@@ -381,10 +385,8 @@ class _Search:
                 if fresh != free[:len(fresh)]:
                     continue  # undefined registers are interchangeable: fill them in order
             values = self.values[k]
-            if need is not None and len(values) == 1:
-                value = value_of(values[0], regs)
-                if prints[value] not in need and value != self.target:
-                    continue
+            if len(values) == 1 and self._hopeless(value_of(values[0], regs), need, seen, held):
+                continue
             new = list(regs)
             zero = False
             for dest, fid, getter in values:
@@ -408,6 +410,22 @@ class _Search:
             if found is not None:
                 return found
         return None
+
+    def _hopeless(self, value: int, need: set[int] | None, seen: dict[int, bool] | None,
+                  held: list[int]) -> bool:
+        """Whether a one-result instruction writing `value` cannot be on a shortest path:
+        with three left (`seen`), no two instructions make the target from the values held and
+        `value` (a superset of the child's values: a False holds for the child too); with two
+        left (`need`), the last instruction cannot read it to make the target."""
+        if seen is not None:
+            ok = seen.get(value)
+            if ok is None:
+                ok = seen[value] = self.two.possible([*held, self._small(value)])
+            if not ok:
+                self._tick()  # pruned here, still counted: nodes measure the work
+                return True
+        return need is not None and self.pool.prints[value] not in need \
+            and value != self.target
 
     def _usable(self, defined: int) -> list[int]:
         """Indices of the templates that read only registers in the bit mask `defined`."""
