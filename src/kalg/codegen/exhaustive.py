@@ -32,8 +32,8 @@ programs:
   state is dropped when no value one instruction can make is one the last instruction could
   finish from (vectorised over every form and source, on an over-approximation of the macros,
   so a "no" is a proof); with three left, an instruction's result w is tried only if that test
-  passes on the values held plus w, decided once per value. With one left-to-last value the
-  new register may fill several positions of the last form (subx(y, W, d, W)).
+  passes on the values held plus w, decided once per value. With two left, the value the next
+  instruction writes may fill several positions of the last form (subx(y, W, d, W)).
 
 The search is bounded by a node count (deterministic) and a cap on stored kernels (memory); a
 wall-time limit is an optional safety net. `Outcome` states what was proven: the shortest length
