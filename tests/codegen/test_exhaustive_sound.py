@@ -103,7 +103,7 @@ def test_lower_bounds_never_exceed_the_length_of_a_program_that_exists(length):
     """Random programs of L instructions: after i of them, the bound is at most L - i; two
     before the end the two-instruction test passes; one before, the inversion finds a last
     instruction."""
-    for program, states, out in _programs(100 + length, length, 12):
+    for program, states, out in _programs(100 + length, length, 8):
         target = states[-1][out]
         search = _Search(target, SIX, "A", out, "all", 10**6, 10**6, None)
         for i, (regs, writer, used) in enumerate(_replay(search, program, states)):
