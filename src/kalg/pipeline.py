@@ -599,13 +599,12 @@ def _best_program(candidates: dict[str, Decomposition], registers: tuple[str, ..
     pressure: RegisterPressureError | None = None
     usable = portfolio.searchable(candidates)
     jobs = [(name, order, SCREEN) for order, name in enumerate(usable)]
-    memo = codegen.Memo()  # the refines search the screened networks again
 
     def attempt(name: str, order: int, limits: codegen.Limits) -> None:
         nonlocal pressure
         try:
             program = portfolio.generate_within(usable[name], registers, input_register, ops,
-                                                limits, deadline, memo)
+                                                limits, deadline)
         except RegisterPressureError as err:
             pressure = err
             return
