@@ -1,13 +1,17 @@
 """Compile time of every kernel of kalg's suites, process start-up included (issue 11, item 7).
 
     PYTHONPATH=src python scripts/compile_times.py [--suite suite --suite generality]
-                                                   [--ops all] [--out times.json]
+                                                   [--ops all|basic|both] [--out times.json]
 
-Each kernel is compiled by `python -m kalg optimize FILE --ops OPS` in its own process, one at
-a time; the wall time of that process (start-up, imports, compile, verification, printing) is
-what a user waits for; its CPU time (user + system) is recorded too, since on a shared machine
-wall time grows with other work. Prints one line per kernel and the median and maximum per
-suite and over all of them; --out also writes every number as JSON.
+The default is the goal's measure: bench/suite.json with op sets all and basic (as `kalg bench
+--ops both`) and bench/generality.json with op set all; `--ops` gives every suite one op set
+(`both`: all and basic). Each kernel is compiled by `python -m kalg optimize FILE --ops OPS` in
+its own process, one at a time; the wall time of that process (start-up, imports, compile,
+verification, printing) is what a user waits for; its CPU time (user + system) is recorded
+too, since on a shared machine wall time grows with other work. Prints one line per kernel
+and the median and maximum per suite and over all of them; --out also writes every number as
+JSON, and `--compare OLD.json` (an earlier --out) prints a before/after table of CPU seconds
+and instructions per compile.
 """
 
 from __future__ import annotations
@@ -56,19 +60,24 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--suite", action="append", default=None,
                    help="bench/NAME.json to time (repeatable; default: suite and generality)")
-    p.add_argument("--ops", default="all", choices=["all", "basic"])
+    p.add_argument("--ops", default=None, choices=["all", "basic", "both"],
+                   help="op set(s) for every suite (default: suite both, generality all)")
     p.add_argument("--timeout", type=float, default=300)
     p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--compare", type=Path, default=None,
+                   help="an earlier --out: print before/after CPU seconds and instructions")
     args = p.parse_args()
     suites = args.suite or ["suite", "generality"]
     rows = []
     for suite in suites:
-        for name, path in kernels(suite):
-            seconds, cpu, count = compile_once(path, args.ops, args.timeout)
-            rows.append({"suite": suite, "kernel": name, "seconds": round(seconds, 2),
-                         "cpu_seconds": round(cpu, 2), "instructions": count})
-            print(f"{suite} {name}: {count} instructions, {seconds:.2f} s wall, "
-                  f"{cpu:.2f} s cpu", flush=True)
+        for ops in _op_sets(suite, args.ops):
+            for name, path in kernels(suite):
+                seconds, cpu, count = compile_once(path, ops, args.timeout)
+                rows.append({"suite": suite, "kernel": name, "ops": ops,
+                             "seconds": round(seconds, 2), "cpu_seconds": round(cpu, 2),
+                             "instructions": count})
+                print(f"{suite} {name} --ops {ops}: {count} instructions, {seconds:.2f} s "
+                      f"wall, {cpu:.2f} s cpu", flush=True)
     summary = {}
     for suite in [*suites, "all"]:
         mine = [r for r in rows if suite == "all" or r["suite"] == suite]
@@ -83,9 +92,33 @@ def main() -> int:
             f"{summary[suite][key + '_max']}, {summary[suite][key + '_over_10']} over 10"
             for key in ("seconds", "cpu_seconds")))
     if args.out:
-        args.out.write_text(json.dumps({"ops": args.ops, "rows": rows, "summary": summary},
+        args.out.write_text(json.dumps({"ops": args.ops or "default", "rows": rows,
+                                        "summary": summary},
                                        indent=1) + "\n", encoding="utf-8")
+    if args.compare:
+        print(_comparison(json.loads(args.compare.read_text(encoding="utf-8"))["rows"], rows))
     return 0
+
+
+def _comparison(before: list[dict], after: list[dict]) -> str:
+    """A Markdown table: per compile, CPU seconds and instructions before and after (rows of
+    an older file without an op set are taken as op set all)."""
+    old = {(r["suite"], r["kernel"], r.get("ops", "all")): r for r in before}
+    lines = ["| suite | kernel | ops | cpu before | cpu after | instr before | instr after |",
+             "|---|---|---|---:|---:|---:|---:|"]
+    for r in after:
+        b = old.get((r["suite"], r["kernel"], r["ops"]), {})
+        lines.append(f"| {r['suite']} | {r['kernel']} | {r['ops']} | {b.get('cpu_seconds')} | "
+                     f"{r['cpu_seconds']} | {b.get('instructions')} | {r['instructions']} |")
+    return "\n".join(lines)
+
+
+def _op_sets(suite: str, ops: str | None) -> list[str]:
+    """The op sets a suite is timed with: `ops` (both: all and basic), else the goal's
+    (the benchmark suite with both, any other with all)."""
+    if ops is None:
+        ops = "both" if suite == "suite" else "all"
+    return ["all", "basic"] if ops == "both" else [ops]
 
 
 if __name__ == "__main__":

@@ -100,7 +100,7 @@ def test_best_screened_candidate_of_a_full_rung_is_refined_twice(monkeypatch):
     lengths = {"long": 9, "short": 7, "tie": 7}
     calls = []
 
-    def fake(name, registers, input_register, ops, limits):
+    def fake(name, registers, input_register, ops, limits, memo=None):
         calls.append((len(registers), name, limits))
         shorter = limits is portfolio.REFINE_NARROW and name == "short"
         return ["instr"] * (lengths[name] - (2 if shorter else 0))

@@ -206,7 +206,7 @@ def test_version_loads_no_heavy_module():
 def test_timeout_ends_code_generation_with_the_best_program_so_far(monkeypatch):
     from kalg import codegen, pipeline
 
-    def slow(name, registers, input_register, ops, limits):
+    def slow(name, registers, input_register, ops, limits, memo=None):
         time.sleep(0.3)
         return ["instr"] * {"first": 9, "second": 7}[name]
 

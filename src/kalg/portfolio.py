@@ -137,11 +137,11 @@ def searchable(candidates: dict[str, Decomposition]) -> dict[str, Decomposition]
 
 def generate_within(decomposition: Decomposition, registers: tuple[str, ...],
                     input_register: str, op_set: str, limits: codegen.Limits,
-                    deadline) -> list[Instr]:
+                    deadline, memo: codegen.Memo | None = None) -> list[Instr]:
     """`codegen.generate` with its time cut to what `deadline` (--timeout) leaves, if any."""
     if deadline.end is not None:
         limits = replace(limits, seconds=max(deadline.left(), 0.01))
-    return codegen.generate(decomposition, registers, input_register, op_set, limits)
+    return codegen.generate(decomposition, registers, input_register, op_set, limits, memo=memo)
 
 
 def timeout_stop(deadline, found: bool) -> str | None:
@@ -169,6 +169,7 @@ def best_program(candidates: dict[str, dict[str, Decomposition]], budget: Budget
     pressure: RegisterPressureError | None = None
     plan = [(op_rank, op_set, size) for op_rank, op_set in enumerate(budget.op_sets())
             for size in budget.sizes()]
+    memo = codegen.Memo()  # every rung searches the same networks: build their moves once
     for number, (op_rank, op_set, size) in enumerate(plan, 1):
         if deadline.passed():
             break
@@ -179,7 +180,7 @@ def best_program(candidates: dict[str, dict[str, Decomposition]], budget: Budget
         registers, renaming = budget.rung(size)
         try:
             (length, bus, order), name, program = _rung(
-                usable, registers, budget.input, op_set, size in FULL_SIZES, deadline)
+                usable, registers, budget.input, op_set, size in FULL_SIZES, deadline, memo)
         except RegisterPressureError as err:
             pressure = pressure or err
             continue
@@ -196,7 +197,8 @@ def best_program(candidates: dict[str, dict[str, Decomposition]], budget: Budget
 
 
 def _rung(usable: dict[str, Decomposition], registers: tuple[str, ...], input_register: str,
-          op_set: str, refine: bool, deadline) -> tuple[tuple[int, int, int], str, list[Instr]]:
+          op_set: str, refine: bool, deadline,
+          memo: codegen.Memo) -> tuple[tuple[int, int, int], str, list[Instr]]:
     """One rung: every candidate screened, then (`refine`) the best screened one refined twice."""
     found: list[tuple[tuple[int, int, int], str, list[Instr]]] = []
     pressure: RegisterPressureError | None = None
@@ -207,7 +209,7 @@ def _rung(usable: dict[str, Decomposition], registers: tuple[str, ...], input_re
             return
         try:
             program = generate_within(usable[name], registers, input_register, op_set, limits,
-                                      deadline)
+                                      deadline, memo)
         except RegisterPressureError as err:
             pressure = err
             return

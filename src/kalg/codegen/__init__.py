@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from kalg.codegen.chain import factor_chain
 from kalg.codegen.limits import QUICK, Budget, Limits
 from kalg.codegen.matrix import matrix_program
-from kalg.codegen.network import normalise
+from kalg.codegen.memo import Memo
 from kalg.codegen.regalloc import allocate
 from kalg.codegen.search import search
 from kalg.codegen.sequential import sequential
@@ -39,7 +39,8 @@ from kalg.diagnostics import RegisterPressureError, VerificationError
 from kalg.scamp5.isa import OP_SETS, Instr, bus_steps, op_set_violation
 from kalg.scamp5.symbolic import initial_state, step, verify_exact, verify_exact_channels
 
-__all__ = ["QUICK", "Limits", "factor_chain", "generate", "matrix_channels", "matrix_filter"]
+__all__ = ["QUICK", "Limits", "Memo", "factor_chain", "generate", "matrix_channels",
+           "matrix_filter"]
 
 INLINE_CAPS = (0, 4, 8)
 """Inlining policies tried (see `network.normalise`): 0 keeps the decomposition's structure."""
@@ -47,22 +48,26 @@ INLINE_CAPS = (0, 4, 8)
 
 def generate(decomp: Decomposition, registers: Sequence[str] = ("A", "B", "C", "D", "E", "F"),
              input_register: str = "A", op_set: str = "all",
-             limits: Limits | None = None) -> list[Instr]:
+             limits: Limits | None = None, memo: Memo | None = None) -> list[Instr]:
     """A verified program leaving each output of `decomp` in its named register.
 
     Uses only `registers` and the macros of `op_set` ("all" or "basic"); the input starts in
     `input_register`. Raises `RegisterPressureError` when no program within the budget was found
-    and `VerificationError` if a generated program is wrong (a bug). Deterministic.
+    and `VerificationError` if a generated program is wrong (a bug). Deterministic. `memo` lets
+    calls on the same decomposition share their networks, moves and rankings (`memo.Memo`):
+    the program is the same with or without it.
     """
     _check_arguments(decomp, registers, input_register, op_set)
     limits = limits or Limits()
+    memo = memo or Memo()
     try:
-        best: list[Instr] | None = _joint(decomp, registers, input_register, op_set, limits)
+        best: list[Instr] | None = _joint(decomp, registers, input_register, op_set, limits,
+                                          memo)
     except RegisterPressureError:
         best = None
     joined = None
     if best is None or limits.in_sequence:
-        joined = _in_sequence(decomp, registers, input_register, op_set, limits)
+        joined = _in_sequence(decomp, registers, input_register, op_set, limits, memo)
     if joined is not None and (best is None or _score(joined) < _score(best)):
         _verify(joined, decomp, input_register, op_set, registers)
         best = joined
@@ -72,11 +77,12 @@ def generate(decomp: Decomposition, registers: Sequence[str] = ("A", "B", "C", "
 
 
 def _joint(decomp: Decomposition, registers: Sequence[str], input_register: str, op_set: str,
-           limits: Limits) -> list[Instr]:
+           limits: Limits, memo: Memo) -> list[Instr]:
     """`generate` without `_in_sequence`: all outputs by one search (one stage of a sequence)."""
     budget = Budget(limits)
     best: list[Instr] | None = None
-    for program in _candidates(decomp, registers, input_register, op_set, limits, budget):
+    for program in _candidates(decomp, registers, input_register, op_set, limits, budget,
+                               memo):
         if best is None or _score(program) < _score(best):
             best = program
     if best is None:
@@ -85,7 +91,7 @@ def _joint(decomp: Decomposition, registers: Sequence[str], input_register: str,
     return best
 
 
-def _candidates(decomp, registers, input_register, op_set, limits, budget):
+def _candidates(decomp, registers, input_register, op_set, limits, budget, memo):
     """The best allocatable program of each inlining policy (the search's, else the fallback
     schedule's; once the budget is spent and one program exists, the rest are skipped)."""
     seen = set()
@@ -93,11 +99,11 @@ def _candidates(decomp, registers, input_register, op_set, limits, budget):
     for cap in INLINE_CAPS:
         if found and budget.spent():
             return
-        net = normalise(decomp, cap)
+        net = memo.network(decomp, cap)
         if net in seen:
             continue
         seen.add(net)
-        schedules = search(net, len(registers), op_set, limits, input_register, budget)
+        schedules = search(net, len(registers), op_set, limits, input_register, budget, memo)
         for schedule in [*schedules, *_fallbacks(net, op_set)]:
             program = allocate(schedule, registers, input_register)
             if program is not None:
@@ -107,7 +113,7 @@ def _candidates(decomp, registers, input_register, op_set, limits, budget):
 
 
 def _in_sequence(decomp: Decomposition, registers: Sequence[str], input_register: str,
-                 op_set: str, limits: Limits) -> list[Instr] | None:
+                 op_set: str, limits: Limits, memo: Memo | None = None) -> list[Instr] | None:
     """The outputs one after another, each by its own program (None for fewer than two outputs,
     or when a stage does not fit): a filter's program is then never longer than its outputs'
     programs concatenated, whatever register pressure does to the joint search.
@@ -119,6 +125,7 @@ def _in_sequence(decomp: Decomposition, registers: Sequence[str], input_register
     outputs = dict(decomp.outputs)
     if len(outputs) < 2:
         return None
+    memo = memo or Memo()
     order = sorted(outputs, key=lambda reg: (reg == input_register, registers.index(reg)))
     program: list[Instr] = []
     done: list[str] = []
@@ -127,7 +134,7 @@ def _in_sequence(decomp: Decomposition, registers: Sequence[str], input_register
         stage = Decomposition(decomp.values, ((reg, outputs[reg]), *keep))
         free = [r for r in registers if r not in done]
         try:
-            program += _joint(stage, free, input_register, op_set, limits)
+            program += _joint(stage, free, input_register, op_set, limits, memo)
         except RegisterPressureError:
             return None
         done.append(reg)

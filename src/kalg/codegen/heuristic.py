@@ -44,11 +44,11 @@ class _GoalInfo:
 
 
 class Estimator:
-    """Cost estimates for one network, op set and register budget (memoising)."""
+    """Cost estimates for one network and op set (memoising). Only `estimate`'s pressure term
+    depends on the register budget, so one estimator serves every budget (`memo.Memo`)."""
 
-    def __init__(self, space: Space, op_set: str, registers: int, weights: Weights | None = None):
+    def __init__(self, space: Space, op_set: str, weights: Weights | None = None):
         self.space = space
-        self.registers = registers
         self.fused = op_set == "all"
         self.w = weights or Weights()
         self.node_cost = [self._node_cost(i) for i in range(len(space.net.nodes))]
@@ -73,8 +73,9 @@ class Estimator:
         spots = {(n, x, y) for n, x, y, _ in terms if x or y}
         if not spots:
             return 0.0
-        far = sum(abs(x) + abs(y) for _, x, y in spots)
-        return self.w.shift * (math.ceil(len(spots) / 2) if self.fused else far)
+        if self.fused:  # the distance is not asked for: it is the hot path of op set all
+            return self.w.shift * math.ceil(len(spots) / 2)
+        return self.w.shift * sum(abs(x) + abs(y) for _, x, y in spots)
 
     def sum_cost(self, terms: Terms) -> float:
         """Instructions to build a sum of terms whose nodes exist."""
@@ -141,15 +142,21 @@ class Estimator:
             return 0.0
         return self.moves(abs(x) + abs(y)) + (1 if s < 0 else 0)
 
-    def estimate(self, bag: tuple[tuple[Key, Terms], ...],
+    def estimate(self, bag: tuple[tuple[Key, Terms], ...], registers: int,
                  keys: tuple[Key, ...] | None = None) -> float:
         """Own work of each goal (a translate of a sum goal only pays its move), one div per
-        place a halving is wanted (div gives x/2 and -x/2 together), and every node still to
-        build below them, once. `keys`, if given, are the bag's keys (saves building them)."""
+        place a halving is wanted (div gives x/2 and -x/2 together), every node still to
+        build below them, once, and the pressure of the bag on `registers`. `keys`, if given,
+        are the bag's keys (saves building them)."""
         if keys is None:
             keys = tuple(k for k, _ in bag)
-        if (e := self._estimates.get(keys)) is not None:
-            return e
+        if (e := self._estimates.get(keys)) is None:
+            e = self._estimates[keys] = self._work_left(bag)
+        # Added last, as a sum of the parts would: the same float whichever budget asks.
+        return e + self.w.pressure * max(0, len(bag) - (registers - 2))
+
+    def _work_left(self, bag: tuple[tuple[Key, Terms], ...]) -> float:
+        """`estimate` without its pressure term (which alone depends on the budget)."""
         total = 0.0
         nodes: set[int] = set()
         placed: set[tuple[int, int, int, int]] = set()
@@ -173,8 +180,6 @@ class Estimator:
         total += len(placed) * (1 + self.w.size)
         nodes -= {n for n, *_ in placed}
         total += sum(self.node_cost[n] for n in nodes)
-        total += self.w.pressure * max(0, len(bag) - (self.registers - 2))
-        self._estimates[keys] = total
         return total
 
     def _nearest(self, info: _GoalInfo, others: list[tuple[int, int, int]]) -> int:

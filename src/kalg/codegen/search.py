@@ -17,9 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-from kalg.codegen.goals import INPUT_KEY, Key, Space, canonical
+from kalg.codegen.goals import INPUT_KEY, Key, canonical
 from kalg.codegen.heuristic import Estimator, Weights
 from kalg.codegen.limits import Budget, Limits
+from kalg.codegen.memo import Memo
 from kalg.codegen.moves import Move, MoveGen, Operand, Schedule, Step
 from kalg.codegen.network import Network, Terms
 from kalg.codegen.pressure import expandable, need
@@ -57,25 +58,75 @@ class _State:
 
 
 def search(net: Network, registers: int, op_set: str, limits: Limits,
-           input_register: str = "A", budget: Budget | None = None) -> list[Schedule]:
+           input_register: str = "A", budget: Budget | None = None,
+           memo: Memo | None = None) -> list[Schedule]:
     """Schedules for `net` within `registers` live values, shortest first (maybe none).
 
     One beam search per ranking in `limits.portfolio`, undoing only goals no other goal may read
     (`Focus.TOP`); where that finds nothing, again letting any goal be undone (`Focus.ANY`); if
     still nothing, a register-frugal search that finishes each operand first (`Focus.NEWEST`).
+    `memo` shares moves and rankings with other searches of the same network (same result).
     """
     budget = budget or Budget(limits)
-    space = Space(net)
-    gen = MoveGen(space, op_set)
+    memo = memo or Memo()
     found: list[Schedule] = []
     plan = [(w, f) for w in limits.portfolio for f in (Focus.TOP, Focus.ANY)]
     plan.append((Weights(pressure=4.0, size=1.0), Focus.NEWEST))
     for weights, focus in plan:
         if budget.spent() or (found and focus is not Focus.TOP):
             continue
-        run = _Search(space, gen, registers, limits, input_register, focus, weights, budget)
+        scorer = memo.scorer(net, op_set, weights)
+        run = _Search(scorer, registers, limits, input_register, focus, budget)
         found += run.run()
     return sorted(found, key=lambda s: s.cost)
+
+
+class Scorer:
+    """The moves of one network and op set ranked under one set of weights, shared by every
+    search of them (`memo.Memo`): the ranking of a goal's own moves and the cost of making an
+    operand depend on neither the register budget nor the search's state."""
+
+    def __init__(self, gen: MoveGen, est: Estimator):
+        self.gen = gen
+        self.est = est
+        self.space = gen.space
+        self._ranked_base: dict[tuple[Terms, int], list[tuple[float, Move, frozenset[Key]]]] = {}
+        self._operand_costs: dict[Operand, float] = {}
+
+    def base_moves(self, terms: Terms, keep: int) -> list[tuple[float, Move, frozenset[Key]]]:
+        """A goal's own moves with their work, best first, the first `keep` only, each with
+        the set of its operands' keys (a set keeps their hashes: tuples do not)."""
+        if (ranked := self._ranked_base.get((terms, keep))) is None:
+            moves = self.gen.base(terms)
+            empty: set[Key] = set()
+            scored = sorted((self.work(m, empty, empty), i) for i, m in enumerate(moves))
+            ranked = [(w, moves[i], frozenset(moves[i].step.srcs)) for w, i in scored[:keep]]
+            self._ranked_base[(terms, keep)] = ranked
+        return ranked
+
+    def work(self, move: Move, present: set[Key], classes: set[Key]) -> float:
+        """The instruction plus what its operands still need: nothing for a value already
+        wanted, a move for a translate of one (or of another operand), else their own cost."""
+        total = float(move.step.cost)
+        seen: list[Key] = []  # at most 3 operands: a list beats hashing keys into a set
+        for part in move.operands:
+            # Test for emptiness first: `in` hashes its tuple even to search an empty set.
+            if present and part.key in present:
+                continue
+            cls = part.cls
+            if (classes and cls in classes) or cls in seen:
+                total += 1
+                continue
+            seen.append(cls)
+            total += self._operand_cost(part)
+        return total
+
+    def _operand_cost(self, part: Operand) -> float:
+        """What making an operand that is not wanted yet costs (memoised per operand)."""
+        if (c := self._operand_costs.get(part)) is None:
+            c = self.est.goal_cost(self.gen.opened(part)) + self.est.w.size
+            self._operand_costs[part] = c
+        return c
 
 
 class Focus(Enum):
@@ -93,13 +144,12 @@ class Focus(Enum):
 class _Search:
     """One beam search under one ranking (see the module docstring)."""
 
-    def __init__(self, space: Space, gen: MoveGen, registers: int, limits: Limits,
-                 input_register: str, focus: Focus, weights: Weights, budget: Budget):
-        self.space = space
-        self.gen = gen
-        self.est = Estimator(space, "all" if gen.fused else "basic", registers, weights)
-        self._ranked_base: dict[Terms, list[tuple[float, Move, frozenset[Key]]]] = {}
-        self._operand_costs: dict[Operand, float] = {}
+    def __init__(self, scorer: Scorer, registers: int, limits: Limits, input_register: str,
+                 focus: Focus, budget: Budget):
+        self.scorer = scorer
+        self.space = space = scorer.space
+        self.gen = scorer.gen
+        self.est = scorer.est
         self.registers = registers
         self.limits = limits
         self.outputs = tuple((reg, space.key(space.open(t))) for reg, t in space.net.outputs)
@@ -170,7 +220,7 @@ class _Search:
         """The state's estimate, computed once (the estimator memoises by keys as well, but
         building and hashing the key tuple again costs more than keeping the number)."""
         if state.estimate is None:
-            state.estimate = self.est.estimate(state.bag, state.keys)
+            state.estimate = self.est.estimate(state.bag, self.registers, state.keys)
         return state.estimate
 
     def _expand_level(self, states: list[_State], levels: dict[int, list[_State]]) -> None:
@@ -228,14 +278,16 @@ class _Search:
             wanted.setdefault(canon, []).append(anchor)
         ranked = []
         goals = self._goals(state, focus)
+        keep = self.limits.moves_per_goal
+        score = self.scorer.work
         for terms in goals:
             own = self.est.goal_cost(terms)
-            for work, move, srcs in self._base_moves(terms):
+            for work, move, srcs in self.scorer.base_moves(terms, keep):
                 if not present.isdisjoint(srcs):
-                    work = self._work(move, present, classes)
+                    work = score(move, present, classes)
                 ranked.append((work - own, len(ranked), move))
             for move in self.gen.merges(terms, present, wanted):
-                ranked.append((self._work(move, present, classes) - own, len(ranked), move))
+                ranked.append((score(move, present, classes) - own, len(ranked), move))
         ranked.sort(key=lambda t: (t[0], t[1]))
         return [m for _, _, m in ranked]
 
@@ -246,42 +298,6 @@ class _Search:
         if focus is Focus.NEWEST and state.step is not None:
             return [t for k, t in state.bag if k in state.step.srcs and k != INPUT_KEY] or goals
         return goals
-
-    def _base_moves(self, terms: Terms) -> list[tuple[float, Move, frozenset[Key]]]:
-        """A goal's own moves with their work, best first, the first `moves_per_goal` only,
-        each with the set of its operands' keys (a set keeps their hashes: tuples do not)."""
-        if (ranked := self._ranked_base.get(terms)) is None:
-            moves = self.gen.base(terms)
-            empty: set[Key] = set()
-            scored = sorted((self._work(m, empty, empty), i) for i, m in enumerate(moves))
-            keep = scored[: self.limits.moves_per_goal]
-            ranked = [(w, moves[i], frozenset(moves[i].step.srcs)) for w, i in keep]
-            self._ranked_base[terms] = ranked
-        return ranked
-
-    def _work(self, move: Move, present: set[Key], classes: set[Key]) -> float:
-        """The instruction plus what its operands still need: nothing for a value already
-        wanted, a move for a translate of one (or of another operand), else their own cost."""
-        total = float(move.step.cost)
-        seen: list[Key] = []  # at most 3 operands: a list beats hashing keys into a set
-        for part in move.operands:
-            # Test for emptiness first: `in` hashes its tuple even to search an empty set.
-            if present and part.key in present:
-                continue
-            cls = part.cls
-            if (classes and cls in classes) or cls in seen:
-                total += 1
-                continue
-            seen.append(cls)
-            total += self._operand_cost(part)
-        return total
-
-    def _operand_cost(self, part: Operand) -> float:
-        """What making an operand that is not wanted yet costs (memoised per operand)."""
-        if (c := self._operand_costs.get(part)) is None:
-            c = self.est.goal_cost(self.gen.opened(part)) + self.est.w.size
-            self._operand_costs[part] = c
-        return c
 
     def _hopeless(self, child: _State) -> bool:
         if not self.found:

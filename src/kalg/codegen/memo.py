@@ -1,0 +1,62 @@
+"""What the code generator computes once and reuses across searches: a cache with a lifetime.
+
+A portfolio runs the same decomposition through many searches - every rung of its register
+ladder, the screen and the refines, both foci of a ranking - and each would build the same
+network, the same reverse moves and the same move rankings again (most of the code generator's
+time). None of these depend on the register count or the search budget:
+
+* `network(decomp, cap)`: `network.normalise`;
+* `moves(net, op_set)`: the `MoveGen` (every goal's reverse moves, memoised inside);
+* `scorer(net, op_set, weights)`: the `Estimator` and the move rankings built on it
+  (`search.Scorer`).
+
+Everything cached is a pure function of its key, so a search given a `Memo` finds exactly what it
+finds without one (same states, same order, same programs): only the time changes. The memory is
+held until the `Memo` is dropped: the caller that creates one (a portfolio, one candidate search)
+bounds its lifetime.
+"""
+
+from __future__ import annotations
+
+from kalg.codegen.goals import Space
+from kalg.codegen.heuristic import Estimator, Weights
+from kalg.codegen.moves import MoveGen
+from kalg.codegen.network import Network, normalise
+from kalg.decomp import Decomposition
+
+
+class Memo:
+    """Networks, move generators and scorers, each built once per key (see the module)."""
+
+    def __init__(self) -> None:
+        self._networks: dict[tuple[Decomposition, int], Network] = {}
+        self._spaces: dict[Network, Space] = {}
+        self._moves: dict[tuple[Network, str], MoveGen] = {}
+        self._scorers: dict[tuple[Network, str, Weights], object] = {}
+
+    def network(self, decomp: Decomposition, cap: int) -> Network:
+        """`normalise(decomp, cap)`."""
+        if (net := self._networks.get((decomp, cap))) is None:
+            net = self._networks[(decomp, cap)] = normalise(decomp, cap)
+        return net
+
+    def space(self, net: Network) -> Space:
+        if (space := self._spaces.get(net)) is None:
+            space = self._spaces[net] = Space(net)
+        return space
+
+    def moves(self, net: Network, op_set: str) -> MoveGen:
+        if (gen := self._moves.get((net, op_set))) is None:
+            gen = self._moves[(net, op_set)] = MoveGen(self.space(net), op_set)
+        return gen
+
+    def scorer(self, net: Network, op_set: str, weights: Weights):
+        """The `search.Scorer` of the network, op set and ranking weights."""
+        from kalg.codegen.search import Scorer  # search builds on this module
+
+        key = (net, op_set, weights)
+        if (scorer := self._scorers.get(key)) is None:
+            gen = self.moves(net, op_set)
+            est = Estimator(gen.space, op_set, weights)
+            scorer = self._scorers[key] = Scorer(gen, est)
+        return scorer
