@@ -155,6 +155,12 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
                            "separable, column first": ["column then row, each by Horner, "
                                                        "no e-graph"],
                            "factor chain": ["integer factors applied in turn, no e-graph"],
+                           "factor chain, halving first": [
+                               "integer factors applied in turn, each after its halvings, "
+                               "common factors of the outputs first, no e-graph"],
+                           "split chain": ["integer factors applied in turn, a factor that is "
+                                           "factorable plus a tap as its own chain plus the "
+                                           "tap, no e-graph"],
                            "as written": ["the expression as written, no e-graph"],
                            "exhaustive search": ["exact search over all programs, no e-graph"],
                            MATRIX: ["outputs as a constant-matrix multiplication over the input "
@@ -209,6 +215,10 @@ def _candidates(definition: frontend.Definition, settings: Settings, ops: str,
             shared["as written"] = optimized.as_written
         if (chain := codegen.factor_chain(definition.outputs)) is not None:
             shared["factor chain"] = chain
+        if (first := codegen.factor_chain(definition.outputs, halve_first=True)) is not None:
+            shared["factor chain, halving first"] = first
+        if (split := codegen.factor_chain(definition.outputs, split=True)) is not None:
+            shared["split chain"] = split
         extracted = {ops: optimized.decomposition, **optimized.extra}
         candidates = {op_set: {_egraph_name(op_set, ops): extracted[op_set], **shared}
                       for op_set in extracted}
@@ -568,7 +578,7 @@ def _large_candidates(outputs: dict) -> dict[str, Decomposition] | None:
         return None
     found = {}
     split = separable_candidate(outputs)
-    chain = codegen.factor_chain(outputs)
+    chain = codegen.factor_chain(outputs, halve_first=True)
     widths = [w for k in outputs.values() for w in chain_widths(k)]
     if chain is not None and (split is None or max(widths) <= CHAIN_WIDTH):
         found["factor chain"] = chain

@@ -80,6 +80,17 @@ def test_pivot_split_proposes_nothing_when_no_tap_change_gives_a_binomial_factor
                                                                 [-3, 9, 2]]))
 
 
+def test_factorable_plus_tap_gives_the_smooth_part_and_the_tap_of_a_difference_of_gaussians():
+    # 16·g5 - 256·g3 = 16·F3·(F3 - 16): its factor F3 - 16 is F3 and the tap -16 (the chain
+    # applies it as F3's own chain minus the input).
+    factor = GAUSS3 - Kernel.unit(value=16)
+    (s, tap), *_ = analyses.factorable_plus_tap(factor)
+    assert (s + tap).same_values(factor.trimmed())
+    assert s.same_values(GAUSS3) and tap.same_values(Kernel.unit(value=-16))
+    assert not analyses.factorable_plus_tap(Kernel.from_rows([[3, -5, 7], [5, 1, -6],
+                                                               [-3, 9, 2]]))
+
+
 # ------------------------------------------------------------------ coefficient classes
 def test_taps_sharing_an_odd_magnitude_are_applied_to_one_multiple_of_the_input():
     k = Kernel.from_rows([[3, 0, -3], [6, 1, -6], [3, 0, -3]])

@@ -584,6 +584,14 @@ def pivot_splits(k: Kernel, table: t.LiteralTable, max_splits: int = 2,
         yield _halved_sum(table.term(s), tap, halvings, table)
 
 
+def factorable_plus_tap(k: Kernel) -> list[tuple[Kernel, Kernel]]:
+    """`pivot_splits`' parts of the integer kernel k: (S, tap) with k = S + tap, S divisible by
+    a binomial and factoring into at least two factors, cheapest first (estimated by `_adds`);
+    [] when there is none. The factor chain applies such a factor as S's chain plus the tap."""
+    x0, _, y0, _ = k.trimmed().bounds()
+    return [(s.shift(x0, y0), tap.shift(x0, y0)) for s, tap in _pivots(k.trimmed().shift(-x0, -y0))]
+
+
 @functools.lru_cache(maxsize=256)
 def _pivots(k: Kernel) -> list[tuple[Kernel, Kernel]]:
     """`pivot_splits`' (S, tap) parts, cheapest first (memoised like `_peels`)."""
