@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 import os
 import resource
 import signal
@@ -34,7 +35,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from math import comb
 from pathlib import Path
 
@@ -169,6 +170,11 @@ class Runner:
     """Address space one compile may map (kalg's own e-graph child sets its own limit)."""
     jobs: int = 1
     """Compiles run at the same time (the kernel-count sweep only)."""
+    reuse: dict[str, Outcome] = field(default_factory=dict)
+    """Outcomes of an earlier run (--reuse): a compile of the same name and source is taken
+    from here instead of being run again."""
+    done: list[Outcome] = field(default_factory=list)
+    """Every outcome of this run, in the order finished (written by --results)."""
 
     def _limit_memory(self) -> None:
         # Soft limit only, so that kalg's saturation child may still set its own.
@@ -198,6 +204,11 @@ class Runner:
 
     def compile(self, name: str, source: str) -> Outcome:
         """Compile one .kalg text; the outcome says how long it took and what came out."""
+        old = self.reuse.get(name)
+        if old is not None and old.source == source:
+            print(f"  {name}: reused ({old.instructions or old.failure})", file=sys.stderr)
+            self.done.append(old)
+            return old
         path = self.workdir / f"{name}.kalg"
         path.write_text(source, encoding="utf-8")
         code, stderr, wall = self.run_kalg(path)
@@ -219,6 +230,7 @@ class Runner:
             outcome.cpu = float(cpu[-1][0]) + float(cpu[-1][1])
         status = f"{outcome.instructions} instructions" if outcome.ok else outcome.failure
         print(f"  {name}: {status} ({wall:.1f} s)", file=sys.stderr, flush=True)
+        self.done.append(outcome)
         return outcome
 
     def compile_all(self, jobs: list[tuple[str, str]]) -> dict[str, Outcome]:
@@ -712,6 +724,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="a smoke run: sizes up to 7, up to 3 kernels, 120 s cap")
     p.add_argument("--registers", type=int, choices=sorted(BUDGETS), action="append",
                    help="register budget of the kernel-count sweep (repeatable; default all)")
+    p.add_argument("--results", metavar="JSON",
+                   help="write every compile's outcome to this file (for --reuse)")
+    p.add_argument("--reuse", metavar="JSON", action="append",
+                   help="take the outcomes of compiles of the same name and source from this "
+                        "--results file of an earlier run (repeatable)")
     p.add_argument("--keep", metavar="DIR", help="keep the generated .kalg files in DIR")
     p.add_argument("--sizes-only", action="store_true",
                    help="run the kernel-size sweep only and replace the 'Kernel size' section "
@@ -723,6 +740,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.filters = min(args.filters, 2)
         args.timeout = min(args.timeout, 120)
     return args
+
+
+def save_outcomes(outcomes: list[Outcome], path: Path) -> None:
+    """Every outcome as JSON (name, source, counts, times, failure)."""
+    path.write_text(json.dumps([asdict(o) for o in outcomes], indent=1), encoding="utf-8")
+
+
+def load_outcomes(paths: list[str]) -> dict[str, Outcome]:
+    """name -> outcome from --results files (a later file wins)."""
+    found: dict[str, Outcome] = {}
+    for path in paths:
+        for item in json.loads(Path(path).read_text(encoding="utf-8")):
+            found[item["name"]] = Outcome(**item)
+    return found
 
 
 def sizes_only(args: argparse.Namespace, out: Path, sizes: list[int]) -> int:
@@ -762,10 +793,13 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="kalg-scaling-") as tmp:
         workdir = Path(args.keep) if args.keep else Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
-        runner = Runner(workdir, args.timeout, args.memory_gib, args.jobs)
+        runner = Runner(workdir, args.timeout, args.memory_gib, args.jobs,
+                        load_outcomes(args.reuse or []))
         size_results = {} if args.skip_size else size_sweep(sizes, runner)
         sweeps = [count_sweep(samples, r, runner, args.max_kernels)
                   for r in args.registers or BUDGETS]
+    if args.results:
+        save_outcomes(runner.done, Path(args.results))
     if size_results:
         plot_sizes(sizes, size_results, out / "scaling_size.png")
     plot_counts(sweeps, out / "scaling_kernels.png")
