@@ -175,6 +175,9 @@ class Runner:
     from here instead of being run again."""
     done: list[Outcome] = field(default_factory=list)
     """Every outcome of this run, in the order finished (written by --results)."""
+    journal: Path | None = None
+    """A file each outcome is appended to as one JSON line as soon as it is known (--results:
+    RESULTS.jsonl), so that an interrupted run can be --reused."""
 
     def _limit_memory(self) -> None:
         # Soft limit only, so that kalg's saturation child may still set its own.
@@ -231,6 +234,9 @@ class Runner:
         status = f"{outcome.instructions} instructions" if outcome.ok else outcome.failure
         print(f"  {name}: {status} ({wall:.1f} s)", file=sys.stderr, flush=True)
         self.done.append(outcome)
+        if self.journal is not None:
+            with self.journal.open("a", encoding="utf-8") as f:
+                f.write(json.dumps(asdict(outcome)) + "\n")
         return outcome
 
     def compile_all(self, jobs: list[tuple[str, str]]) -> dict[str, Outcome]:
@@ -725,7 +731,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--registers", type=int, choices=sorted(BUDGETS), action="append",
                    help="register budget of the kernel-count sweep (repeatable; default all)")
     p.add_argument("--results", metavar="JSON",
-                   help="write every compile's outcome to this file (for --reuse)")
+                   help="write every compile's outcome to this file, and each as it is known to "
+                        "this file + 'l' (JSON lines; both for --reuse)")
     p.add_argument("--reuse", metavar="JSON", action="append",
                    help="take the outcomes of compiles of the same name and source from this "
                         "--results file of an earlier run (repeatable)")
@@ -751,7 +758,10 @@ def load_outcomes(paths: list[str]) -> dict[str, Outcome]:
     """name -> outcome from --results files (a later file wins)."""
     found: dict[str, Outcome] = {}
     for path in paths:
-        for item in json.loads(Path(path).read_text(encoding="utf-8")):
+        text = Path(path).read_text(encoding="utf-8")
+        items = ([json.loads(line) for line in text.splitlines() if line.strip()]
+                 if path.endswith(".jsonl") else json.loads(text))
+        for item in items:
             found[item["name"]] = Outcome(**item)
     return found
 
@@ -794,7 +804,8 @@ def main(argv: list[str] | None = None) -> int:
         workdir = Path(args.keep) if args.keep else Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
         runner = Runner(workdir, args.timeout, args.memory_gib, args.jobs,
-                        load_outcomes(args.reuse or []))
+                        load_outcomes(args.reuse or []),
+                        journal=Path(args.results + "l") if args.results else None)
         size_results = {} if args.skip_size else size_sweep(sizes, runner)
         sweeps = [count_sweep(samples, r, runner, args.max_kernels)
                   for r in args.registers or BUDGETS]
