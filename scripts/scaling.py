@@ -299,12 +299,12 @@ def count_sweep(samples: list[list[np.ndarray]], registers: int, runner: Runner,
     print(f"kernel-count sweep: {registers} registers", file=sys.stderr)
     jobs = [(f"r{registers}_s{j}_alone{i + 1}",
              kernel_source(f"random{i + 1}", k, 8, registers))
-            for j, ks in enumerate(samples) for i, k in enumerate(ks[:max_kernels])]
+            for j, ks in enumerate(samples) for i, k in enumerate(ks[:most])]
     jobs += [(f"r{registers}_s{j}_together{k}",
               filter_source(f"random1to{k}", ks[:k], 8, registers))
              for k in range(2, most + 1) for j, ks in enumerate(samples)]
     done = runner.compile_all(jobs)
-    alone = [[done[f"r{registers}_s{j}_alone{i + 1}"] for i in range(min(max_kernels, len(ks)))]
+    alone = [[done[f"r{registers}_s{j}_alone{i + 1}"] for i in range(min(most, len(ks)))]
              for j, ks in enumerate(samples)]
     together = {(1, j): alone[j][0] for j in range(len(samples))}
     together |= {(k, j): done[f"r{registers}_s{j}_together{k}"]
@@ -490,6 +490,33 @@ def count_table(s: CountSweep) -> list[str]:
             f"{r['shorter']} / {r['equal']} / {r['longer']}", str(r["failed"]),
             spread(r["seconds"]), spread(r["cpu"]), spread(r["alone seconds"]),
             ", ".join(r["won by"])]) + " |")
+    return lines
+
+
+def sequence_table(s: CountSweep, path: Path) -> list[str]:
+    """Together against the sequence of the outputs' own programs with the registers actually
+    free (`scripts/sequence_baseline.py`'s JSON lines in `path`), per k."""
+    runs = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+    lines = ["Against the *sequence of the outputs' own programs* (each output's own compile "
+             "into its register with the registers actually free: the input and the outputs "
+             "made kept, the input's register last; `scripts/sequence_baseline.py`, CPU "
+             "seconds of its own compiles in the last column):", "",
+             "| k | sequence fits | sequence: instructions | together on those filters | "
+             "together / sequence | together longer | sequence: CPU seconds |",
+             "|---:|---:|---|---|---:|---:|---|"]
+    for k in sorted({r["k"] for r in runs}):
+        fits = [r for r in runs if r["k"] == k and r["sequence"] is not None]
+        pairs = [(s.together[(k, r["sample"])].instructions, r["sequence"]) for r in fits
+                 if (k, r["sample"]) in s.together and s.together[(k, r["sample"])].ok]
+        total = len([r for r in runs if r["k"] == k])
+        ratio = (f"{sum(t for t, _ in pairs) / sum(q for _, q in pairs):.2f}" if pairs
+                 else "n/a")
+        lines.append("| " + " | ".join([
+            str(k), f"{len(fits)} of {total}", spread(stats([q for _, q in pairs])),
+            spread(stats([t for t, _ in pairs])), ratio,
+            str(sum(t > q for t, q in pairs)),
+            spread(stats([r["cpu"] for r in runs if r["k"] == k]))]) + " |")
     return lines
 
 
@@ -689,10 +716,11 @@ def write_report(out: Path, args: argparse.Namespace, sizes: list[int],
         "input), instruction counts and times summed over the first k. Cells are mean ± "
         "standard deviation (min-max) over the samples; the ratio is the sum of together over "
         "the sum of one at a time. With 6 registers (A..F) at most 6 kernels fit (each output "
-        "needs its register); six random kernels leave no register to accumulate in, so k = 6 "
-        "is expected to fail. The 18-register rows are for target `scamp5_wide`, a SIMULATED "
-        "register file wider than the device's (as in the Cain paper's study): those programs "
-        "are verified in kalg's simulators but cannot run on a SCAMP-5.",
+        "needs its register); with six, the output written last is made in place from the "
+        "others (see 'One output per register' below), which random kernels do not allow. "
+        "The 18-register rows are for target `scamp5_wide`, a SIMULATED register file "
+        "wider than the device's (as in the Cain paper's study): those programs are verified "
+        "in kalg's simulators but cannot run on a SCAMP-5.",
         "",
         "![instructions and compile time against the number of kernels](scaling_kernels.png)",
         "",
@@ -700,6 +728,8 @@ def write_report(out: Path, args: argparse.Namespace, sizes: list[int],
     for s in sweeps:
         lines += [f"### {s.registers} registers ({BUDGETS[s.registers]})", "",
                   *count_table(s), ""]
+        if s.registers == 6 and args.sequence:
+            lines += [*sequence_table(s, Path(args.sequence)), ""]
     lines += ["The kernels of sample 0 (seed " + str(args.seed) + "):", "",
               *kernels_block(kernels), "",
               "## What the numbers show", "",
@@ -736,6 +766,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--reuse", metavar="JSON", action="append",
                    help="take the outcomes of compiles of the same name and source from this "
                         "--results file of an earlier run (repeatable)")
+    p.add_argument("--sequence", metavar="JSONL",
+                   help="scripts/sequence_baseline.py's output: a table of together against "
+                        "the outputs' own programs in sequence, 6 registers")
     p.add_argument("--keep", metavar="DIR", help="keep the generated .kalg files in DIR")
     p.add_argument("--sizes-only", action="store_true",
                    help="run the kernel-size sweep only and replace the 'Kernel size' section "
