@@ -16,10 +16,8 @@ kept while the others were made. `last_written` searches v = ±input/2^j (the in
 halvings and their negated copies), every shift d and constant integers q_i (a linear system
 with more equations, the taps, than unknowns): for random kernels there is usually no such
 output, and then it says so. Whether polynomial q_i exist is a question of ideal membership
-over Z[1/2] that kalg does not decide.
-
-**Divided once** (`divide_into`): the input's m halvings, left in a chosen register, for
-schedules that compile every output from the shared s = input/2^m.
+over Z[1/2] that kalg does not decide. v = 0 is searched too: `mov`, `neg` or `add` into L
+from the others, when K_L is an integer combination of them.
 """
 
 from __future__ import annotations
@@ -29,40 +27,7 @@ from fractions import Fraction
 
 from kalg.codegen.matrix import Offset, _integer_matrix, _split, _vector, matrix_program
 from kalg.kernel import Kernel
-from kalg.scamp5.isa import Add, Add3, Div, Diva, Divq, Instr, Mov, Mov2x, Movx, Sub
-
-
-def divide_into(input_register: str, target: str, m: int, registers: Sequence[str],
-                op_set: str) -> list[Instr] | None:
-    """Instructions leaving input/2^m in `target` (m halvings, the input not kept); None when
-    the registers are too few (op set all: `diva` and `div` need three different registers;
-    basic: `divq` needs two)."""
-    if m == 0:
-        return [] if target == input_register else [Mov(target, input_register)]
-    others = [r for r in registers if r not in (input_register, target)]
-    if op_set == "all":
-        scratch = [r for r in registers if r != input_register]
-        if len(scratch) < 2 or (target != input_register and not others):
-            return None
-        out: list[Instr] = [Diva(input_register, scratch[0], scratch[1]) for _ in range(m - 1)]
-        if target == input_register:
-            return [*out, Diva(input_register, scratch[0], scratch[1])]
-        return [*out, Div(target, others[0], input_register)]
-    # basic: divq(y, x) needs y != x; alternate so that the last halving lands in target.
-    if target == input_register and not others:
-        return None
-    spare = others[0] if others else input_register
-    out = []
-    src = input_register
-    for i in range(m):
-        dst = target if (m - i) % 2 == 1 else (spare if spare != src else target)
-        if dst == src:
-            dst = next(r for r in registers if r not in (src, target))
-        out.append(Divq(dst, src))
-        src = dst
-    if src != target:
-        out.append(Mov(target, src))
-    return out
+from kalg.scamp5.isa import Add, Add3, Instr, Mov, Mov2x, Movx, Neg, Sub
 
 
 def last_written(outputs: Mapping[str, Kernel], registers: Sequence[str], input_register: str,
@@ -80,8 +45,8 @@ def last_written(outputs: Mapping[str, Kernel], registers: Sequence[str], input_
                            q)
         if program is not None:
             terms = " ".join(f"{'+' if c > 0 else '-'} {abs(c)}·{r}" for r, c in q.items() if c)
-            return program, (f"{last} written last: input/{2 ** m}·{units} shifted by {d} "
-                             f"{terms}".rstrip())
+            v = f"input/{2 ** m}·{units} shifted by {d} " if units else "from the others: "
+            return program, f"{last} written last: {v}{terms}".rstrip()
     if plans:
         return None, "no register left for the shared input while the other outputs are made"
     return None, ("no output is the input scaled by ±2^-j and shifted, plus an integer "
@@ -96,6 +61,8 @@ def _plans(rows, registers, input_register, m):
     offsets = sorted({d for row in rows.values() for _, d in row} | {(0, 0)})
     for last in sorted(rows, key=lambda r: (r != input_register, registers.index(r))):
         others = [r for r in sorted(rows, key=registers.index) if r != last]
+        if (q := _solve(rows[last], [rows[r] for r in others])) is not None and any(q):
+            yield sum(abs(c) for c in q), last, 0, (0, 0), dict(zip(others, q, strict=True))
         for j in range(m + 1):
             for sign in (1, -1):
                 units = sign * 2 ** (m - j)
@@ -143,15 +110,21 @@ def _solve(target: dict, columns: list[dict]) -> list[int] | None:
 def _program(rows, registers, ch, op_set, m, last, units, d, q) -> list[Instr] | None:
     """The other outputs by the constant-matrix program, with v = units·s kept in `last` as
     one more "output" made last; then `last` shifted by d and the q-weighted outputs added in
-    place."""
+    place. units = 0: `last` is free while the others are made, then set from one of them."""
     kept = {r: row for r, row in rows.items() if r != last}
-    kept[last] = {(ch, (0, 0)): units}
+    if units:
+        kept[last] = {(ch, (0, 0)): units}
     kernels = {r: {ch: Kernel.of({off: Fraction(c, 2 ** m) for (_, off), c in row.items()})}
                for r, row in kept.items()}
-    first = matrix_program(kernels, registers, (ch,), op_set, last=last)
+    first = matrix_program(kernels, registers, (ch,), op_set, last=last if units else None)
     if first is None:
         return None
-    return first + _finish(last, d, q, op_set)
+    if units:
+        return first + _finish(last, d, q, op_set)
+    r = next(r for r, c in sorted(q.items()) if c)  # the first term replaces what L held
+    start: Instr = Mov(last, r) if q[r] > 0 else Neg(last, r)
+    rest = {**q, r: q[r] - (1 if q[r] > 0 else -1)}
+    return [*first, start, *_finish(last, (0, 0), rest, op_set)]
 
 
 def _finish(last: str, d: Offset, q: dict[str, int], op_set: str) -> list[Instr]:
