@@ -816,18 +816,21 @@ def _one_at_a_time(outputs: dict, registers: tuple[str, ...], input_register: st
     one after another, each stage keeping the input and the outputs already made, the output
     in the input's register last (it may overwrite the input); after any stage the outputs
     left may instead be finished by one constant-matrix program in the registers left.
-    Two orders: the register order (the *sequence of the outputs' own programs* with the
-    registers actually free: the filter is never longer than it, where every stage fits) and
-    the heaviest output first (most coefficient mass: it gets the most registers, the light
-    ones are left to the constant-matrix finish). The shortest program; None if nothing beats
-    `bound`."""
+    The register order first (the *sequence of the outputs' own programs* with the registers
+    actually free: the filter is never longer than it, where every stage fits); where a stage
+    of it did not fit, the heaviest output first too (most coefficient mass: it gets the most
+    registers, the light ones are left to the constant-matrix finish; where every stage fits
+    the order is not what limits the program, and a second order would double the stages'
+    code generation). The shortest program; None if nothing beats `bound`."""
     deadline = deadline or _Deadline(None)
     memo: dict = {}
     mass = {r: sum(abs(c) for c in k.taps.values()) for r, k in outputs.items()}
     plain = sorted(outputs, key=lambda r: (r == input_register, registers.index(r)))
     heavy = sorted(outputs, key=lambda r: (r == input_register, -mass[r], registers.index(r)))
     best = None
-    for order in (plain, heavy) if heavy != plain else (plain,):
+    for order in (plain, heavy):
+        if order is heavy and (heavy == plain or not memo.get("a stage did not fit")):
+            break
         limit = min([b for b in (bound, best and len(best)) if b], default=None)
         found = _sequence(outputs, order, registers, input_register, ops, settings, limit,
                           deadline, memo)
@@ -863,6 +866,7 @@ def _sequence(outputs: dict, order: list[str], registers: tuple[str, ...], sourc
             memo[key] = _stage(reg, outputs[reg], free, source, ops, settings, deadline, memo)
         part = memo[key]
         if part is None:
+            memo["a stage did not fit"] = True
             return best
         program += part
         done.append(reg)
