@@ -1,4 +1,4 @@
-"""Filters that fill the register file, and the input divided once into a chosen register.
+"""Filters that fill the register file: the output written last, made in place from the others.
 
 **One output per register.** When a filter has as many outputs as registers, the program's
 last phase starts when every output but one, in register L, holds its final value: from then
