@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 import os
 import resource
 import signal
@@ -34,7 +35,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from math import comb
 from pathlib import Path
 
@@ -169,6 +170,14 @@ class Runner:
     """Address space one compile may map (kalg's own e-graph child sets its own limit)."""
     jobs: int = 1
     """Compiles run at the same time (the kernel-count sweep only)."""
+    reuse: dict[str, Outcome] = field(default_factory=dict)
+    """Outcomes of an earlier run (--reuse): a compile of the same name and source is taken
+    from here instead of being run again."""
+    done: list[Outcome] = field(default_factory=list)
+    """Every outcome of this run, in the order finished (written by --results)."""
+    journal: Path | None = None
+    """A file each outcome is appended to as one JSON line as soon as it is known (--results:
+    RESULTS.jsonl), so that an interrupted run can be --reused."""
 
     def _limit_memory(self) -> None:
         # Soft limit only, so that kalg's saturation child may still set its own.
@@ -198,6 +207,11 @@ class Runner:
 
     def compile(self, name: str, source: str) -> Outcome:
         """Compile one .kalg text; the outcome says how long it took and what came out."""
+        old = self.reuse.get(name)
+        if old is not None and old.source == source:
+            print(f"  {name}: reused ({old.instructions or old.failure})", file=sys.stderr)
+            self.done.append(old)
+            return old
         path = self.workdir / f"{name}.kalg"
         path.write_text(source, encoding="utf-8")
         code, stderr, wall = self.run_kalg(path)
@@ -219,6 +233,10 @@ class Runner:
             outcome.cpu = float(cpu[-1][0]) + float(cpu[-1][1])
         status = f"{outcome.instructions} instructions" if outcome.ok else outcome.failure
         print(f"  {name}: {status} ({wall:.1f} s)", file=sys.stderr, flush=True)
+        self.done.append(outcome)
+        if self.journal is not None:
+            with self.journal.open("a", encoding="utf-8") as f:
+                f.write(json.dumps(asdict(outcome)) + "\n")
         return outcome
 
     def compile_all(self, jobs: list[tuple[str, str]]) -> dict[str, Outcome]:
@@ -281,12 +299,12 @@ def count_sweep(samples: list[list[np.ndarray]], registers: int, runner: Runner,
     print(f"kernel-count sweep: {registers} registers", file=sys.stderr)
     jobs = [(f"r{registers}_s{j}_alone{i + 1}",
              kernel_source(f"random{i + 1}", k, 8, registers))
-            for j, ks in enumerate(samples) for i, k in enumerate(ks[:max_kernels])]
+            for j, ks in enumerate(samples) for i, k in enumerate(ks[:most])]
     jobs += [(f"r{registers}_s{j}_together{k}",
               filter_source(f"random1to{k}", ks[:k], 8, registers))
              for k in range(2, most + 1) for j, ks in enumerate(samples)]
     done = runner.compile_all(jobs)
-    alone = [[done[f"r{registers}_s{j}_alone{i + 1}"] for i in range(min(max_kernels, len(ks)))]
+    alone = [[done[f"r{registers}_s{j}_alone{i + 1}"] for i in range(min(most, len(ks)))]
              for j, ks in enumerate(samples)]
     together = {(1, j): alone[j][0] for j in range(len(samples))}
     together |= {(k, j): done[f"r{registers}_s{j}_together{k}"]
@@ -475,6 +493,33 @@ def count_table(s: CountSweep) -> list[str]:
     return lines
 
 
+def sequence_table(s: CountSweep, path: Path) -> list[str]:
+    """Together against the sequence of the outputs' own programs with the registers actually
+    free (`scripts/sequence_baseline.py`'s JSON lines in `path`), per k."""
+    runs = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+    lines = ["Against the *sequence of the outputs' own programs* (each output's own compile "
+             "into its register with the registers actually free: the input and the outputs "
+             "made kept, the input's register last; `scripts/sequence_baseline.py`, CPU "
+             "seconds of its own compiles in the last column):", "",
+             "| k | sequence fits | sequence: instructions | together on those filters | "
+             "together / sequence | together longer | sequence: CPU seconds |",
+             "|---:|---:|---|---|---:|---:|---|"]
+    for k in sorted({r["k"] for r in runs}):
+        fits = [r for r in runs if r["k"] == k and r["sequence"] is not None]
+        pairs = [(s.together[(k, r["sample"])].instructions, r["sequence"]) for r in fits
+                 if (k, r["sample"]) in s.together and s.together[(k, r["sample"])].ok]
+        total = len([r for r in runs if r["k"] == k])
+        ratio = (f"{sum(t for t, _ in pairs) / sum(q for _, q in pairs):.2f}" if pairs
+                 else "n/a")
+        lines.append("| " + " | ".join([
+            str(k), f"{len(fits)} of {total}", spread(stats([q for _, q in pairs])),
+            spread(stats([t for t, _ in pairs])), ratio,
+            str(sum(t > q for t, q in pairs)),
+            spread(stats([r["cpu"] for r in runs if r["k"] == k]))]) + " |")
+    return lines
+
+
 def kernels_block(kernels: list[np.ndarray], label: str = "k") -> list[str]:
     lines = ["```"]
     for i, k in enumerate(kernels):
@@ -540,6 +585,19 @@ FIXES = [
     "the best program found), and the shortest program wins. Filters of more than three "
     "outputs skip the joint decomposition's code generation (tens of seconds, never the "
     "shortest on this study's filters).",
+    "",
+    "The third run (issue 12, items 1-3) changed:",
+    "",
+    "* *Six outputs on six registers ended in 'no program fits' without saying why*. A filter "
+    "with one output per register now gets the program whose last output is made in place "
+    "(`codegen/filling.py`, see 'One output per register') where its form allows, and "
+    "otherwise an error that states what the output written last would have to be.",
+    "* *Outputs one at a time* also try the heaviest output first, and each output's e-graph is "
+    "searched once for all its stages. The contract is tested on random filters: a filter is "
+    "never longer than its outputs' own programs in sequence with the registers actually free "
+    "(where every stage fits). Tried and dropped: dividing the input once and compiling every "
+    "output's 8·K from the shared s (each stage's own compile loses div's free negated copies: "
+    "81, 95 and 67 instructions against 62, 89 and 51 on three filters of k = 4 and 5).",
 ]
 """What this study found and what was changed (measured with the command in the header)."""
 
@@ -671,10 +729,11 @@ def write_report(out: Path, args: argparse.Namespace, sizes: list[int],
         "input), instruction counts and times summed over the first k. Cells are mean ± "
         "standard deviation (min-max) over the samples; the ratio is the sum of together over "
         "the sum of one at a time. With 6 registers (A..F) at most 6 kernels fit (each output "
-        "needs its register); six random kernels leave no register to accumulate in, so k = 6 "
-        "is expected to fail. The 18-register rows are for target `scamp5_wide`, a SIMULATED "
-        "register file wider than the device's (as in the Cain paper's study): those programs "
-        "are verified in kalg's simulators but cannot run on a SCAMP-5.",
+        "needs its register); with six, the output written last is made in place from the "
+        "others (see 'One output per register' below), which random kernels do not allow. "
+        "The 18-register rows are for target `scamp5_wide`, a SIMULATED register file "
+        "wider than the device's (as in the Cain paper's study): those programs are verified "
+        "in kalg's simulators but cannot run on a SCAMP-5.",
         "",
         "![instructions and compile time against the number of kernels](scaling_kernels.png)",
         "",
@@ -682,6 +741,8 @@ def write_report(out: Path, args: argparse.Namespace, sizes: list[int],
     for s in sweeps:
         lines += [f"### {s.registers} registers ({BUDGETS[s.registers]})", "",
                   *count_table(s), ""]
+        if s.registers == 6 and args.sequence:
+            lines += [*sequence_table(s, Path(args.sequence)), ""]
     lines += ["The kernels of sample 0 (seed " + str(args.seed) + "):", "",
               *kernels_block(kernels), "",
               "## What the numbers show", "",
@@ -712,6 +773,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="a smoke run: sizes up to 7, up to 3 kernels, 120 s cap")
     p.add_argument("--registers", type=int, choices=sorted(BUDGETS), action="append",
                    help="register budget of the kernel-count sweep (repeatable; default all)")
+    p.add_argument("--results", metavar="JSON",
+                   help="write every compile's outcome to this file, and each as it is known to "
+                        "this file + 'l' (JSON lines; both for --reuse)")
+    p.add_argument("--reuse", metavar="JSON", action="append",
+                   help="take the outcomes of compiles of the same name and source from this "
+                        "--results file of an earlier run (repeatable)")
+    p.add_argument("--sequence", metavar="JSONL",
+                   help="scripts/sequence_baseline.py's output: a table of together against "
+                        "the outputs' own programs in sequence, 6 registers")
     p.add_argument("--keep", metavar="DIR", help="keep the generated .kalg files in DIR")
     p.add_argument("--sizes-only", action="store_true",
                    help="run the kernel-size sweep only and replace the 'Kernel size' section "
@@ -723,6 +793,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.filters = min(args.filters, 2)
         args.timeout = min(args.timeout, 120)
     return args
+
+
+def save_outcomes(outcomes: list[Outcome], path: Path) -> None:
+    """Every outcome as JSON (name, source, counts, times, failure)."""
+    path.write_text(json.dumps([asdict(o) for o in outcomes], indent=1), encoding="utf-8")
+
+
+def load_outcomes(paths: list[str]) -> dict[str, Outcome]:
+    """name -> outcome from --results files (a later file wins)."""
+    found: dict[str, Outcome] = {}
+    for path in paths:
+        text = Path(path).read_text(encoding="utf-8")
+        items = ([json.loads(line) for line in text.splitlines() if line.strip()]
+                 if path.endswith(".jsonl") else json.loads(text))
+        for item in items:
+            found[item["name"]] = Outcome(**item)
+    return found
 
 
 def sizes_only(args: argparse.Namespace, out: Path, sizes: list[int]) -> int:
@@ -762,10 +849,14 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="kalg-scaling-") as tmp:
         workdir = Path(args.keep) if args.keep else Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
-        runner = Runner(workdir, args.timeout, args.memory_gib, args.jobs)
+        runner = Runner(workdir, args.timeout, args.memory_gib, args.jobs,
+                        load_outcomes(args.reuse or []),
+                        journal=Path(args.results + "l") if args.results else None)
         size_results = {} if args.skip_size else size_sweep(sizes, runner)
         sweeps = [count_sweep(samples, r, runner, args.max_kernels)
                   for r in args.registers or BUDGETS]
+    if args.results:
+        save_outcomes(runner.done, Path(args.results))
     if size_results:
         plot_sizes(sizes, size_results, out / "scaling_size.png")
     plot_counts(sweeps, out / "scaling_kernels.png")

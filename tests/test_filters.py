@@ -8,7 +8,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from kalg.pipeline import Settings, compile_file
+from kalg.diagnostics import KalgError
+from kalg.pipeline import Settings, _Deadline, _stage, compile_file
 from kalg.scamp5.symbolic import verify_exact
 
 FAST = {"time_limit": 1.0, "node_limit": 8000}
@@ -44,7 +45,7 @@ def kernels_of(weights, registers="ABCDEF"):
             for i, w in enumerate(weights)}
 
 
-@pytest.mark.parametrize(("outputs", "ops", "seed"), [(4, "all", 11)])
+@pytest.mark.parametrize(("outputs", "ops", "seed"), [(4, "all", 11), (5, "basic", 12)])
 def test_random_filters_of_four_and_five_outputs_compile_on_six_registers(
         tmp_path, outputs, ops, seed):
     # Regression: a random 4-output 3x3 filter (/8) on registers A..F with op set all ended in
@@ -73,3 +74,44 @@ def test_together_is_never_longer_than_one_at_a_time(tmp_path):
     for w in weights:
         alone += len(compile_file(write_filter(tmp_path, [w]), Settings(**FAST)).program)
     assert len(together) <= alone
+
+
+def test_six_random_outputs_on_six_registers_fail_saying_what_the_last_output_must_be(tmp_path):
+    path = write_filter(tmp_path, random_weights(6, 0))
+    with pytest.raises(KalgError, match=r"output written last .* no negation, halving or "
+                                        r"doubling in place"):
+        compile_file(path, Settings(**FAST))
+
+
+def test_six_outputs_on_six_registers_compile_when_one_is_made_in_place(tmp_path):
+    # A = input/8 one step east + B - C: made in A from B and C once B..F are done.
+    weights = random_weights(5, 5)
+    a = weights[0] - weights[1]
+    a[1][2] += 1
+    path = tmp_path / "six.kalg"
+    body = ", ".join(f"{r}: {matrix(w)}" for r, w in zip("ABCDEF", [a, *weights],
+                                                           strict=True))
+    path.write_text(f"filter six = [{body}]\n")
+    result = compile_file(path, Settings(**FAST))
+    verify_exact(result.program, kernels_of([a, *weights]), "A")
+    assert result.stats["candidate"] == "last output in place"
+
+
+@pytest.mark.parametrize(("count", "seed", "registers"), [(3, 32, "ABCDEF")])
+def test_together_is_never_longer_than_the_outputs_own_programs_in_sequence(
+        tmp_path, count, seed, registers):
+    # The contract: each output's own compile into its register with the registers actually
+    # free (the input and the outputs made kept; the input's register last, overwriting it),
+    # run one after another, is a candidate, so the filter is never longer than that sequence.
+    weights = random_weights(count, seed)
+    outputs = kernels_of(weights, registers)
+    together = compile_file(write_filter(tmp_path, weights, registers), Settings(**FAST))
+    done: list[str] = []
+    sequence = 0
+    for reg in sorted(outputs, key=lambda r: (r == "A", r)):
+        free = tuple(r for r in registers if r not in done)
+        part = _stage(reg, outputs[reg], free, "A", "all", Settings(**FAST), _Deadline(None))
+        assert part is not None  # with at most three outputs on six registers every stage fits
+        sequence += len(part)
+        done.append(reg)
+    assert len(together.program) <= sequence

@@ -166,6 +166,8 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
                            MATRIX: ["outputs as a constant-matrix multiplication over the input "
                                     "divided once, no e-graph"],
                            ONE_AT_A_TIME: ["each output's own compile, one after another"],
+                           LAST_IN_PLACE: ["constant-matrix program, the last output made in "
+                                           "place from the others"],
                            }.get(winner, [winner])
     # Check once more, numerically, against the reference correlation (scipy-equivalent).
     image = np.random.default_rng(0).uniform(-1, 1, verify_shape(definition.outputs))
@@ -714,6 +716,7 @@ shorter than that search on every filter of four or more outputs of the scaling 
 
 MATRIX = "shared matrix"
 ONE_AT_A_TIME = "outputs one at a time"
+LAST_IN_PLACE = "last output in place"
 
 
 def _joint_program(candidates: dict[str, dict[str, Decomposition]], outputs: dict,
@@ -754,6 +757,8 @@ def _choose_program(candidates: dict[str, dict[str, Decomposition]], outputs: di
     program, winner = _filter_programs(found, outputs, registers, input_register, ops,
                                        settings, deadline)
     if program is None:
+        if len(outputs) > 1 and len(outputs) == len(registers):
+            raise _full_register_file(outputs, registers, input_register, ops)
         raise pressure
     return program, winner, stop
 
@@ -764,8 +769,10 @@ def _filter_programs(found: tuple[list[Instr], str] | None, outputs: dict,
                      ) -> tuple[list[Instr] | None, str | None]:
     """The shortest of `found` (the decomposition candidates' best, if any) and the programs
     built for the filter as a whole: the constant-matrix program over the input divided once
-    (`codegen.matrix_filter`) and, for two or more outputs, each output's own compile run one
-    after another. Ties keep `found`, then that order (deterministic)."""
+    (`codegen.matrix_filter`), for two or more outputs each output's own compile run one
+    after another (`_one_at_a_time`), and for one output per register the program whose last
+    output is made in place from the others (`codegen.full_filter`). Ties keep `found`, then
+    that order (deterministic)."""
     programs = [found] if found is not None else []
     if (matrix := codegen.matrix_filter(outputs, registers, input_register, ops)) is not None:
         programs.append((matrix, MATRIX))
@@ -773,9 +780,25 @@ def _filter_programs(found: tuple[list[Instr], str] | None, outputs: dict,
     if len(outputs) > 1 and (seq := _one_at_a_time(outputs, registers, input_register, ops,
                                                      settings, bound, deadline)) is not None:
         programs.append((seq, ONE_AT_A_TIME))
+    if len(outputs) > 1 and len(outputs) == len(registers):
+        full, _ = codegen.full_filter(outputs, registers, input_register, ops)
+        if full is not None:
+            programs.append((full, LAST_IN_PLACE))
     if not programs:
         return None, None
     return min(programs, key=lambda p: (len(p[0]), bus_steps(p[0])))
+
+
+def _full_register_file(outputs: dict, registers: tuple[str, ...], input_register: str,
+                        ops: str) -> RegisterPressureError:
+    _, why = codegen.full_filter(outputs, registers, input_register, ops)
+    return RegisterPressureError(
+        f"no program found for {len(outputs)} outputs in {len(registers)} registers "
+        f"{' '.join(registers)}: with one output per register, the output written last is "
+        "made in its own register once every other holds its output, by instructions that "
+        "write only that register; " + why,
+        hint="give one more register, or one output fewer (docs/scaling.md, 'One output per "
+             "register', has the argument)")
 
 
 def _no_joint_program(outputs: dict, registers: tuple[str, ...]) -> RegisterPressureError:
@@ -799,21 +822,48 @@ def _lower_bound(kernel) -> int:
 def _one_at_a_time(outputs: dict, registers: tuple[str, ...], input_register: str, ops: str,
                    settings: Settings, bound: int | None = None,
                    deadline: _Deadline | None = None) -> list[Instr] | None:
-    """Each output compiled on its own (its own e-graph and candidates), written to its
-    register while the input and the outputs already made are kept; the output that goes to
-    the input's register last. After each stage, the outputs left may instead be finished by
-    one constant-matrix program in the registers left (`codegen.matrix_filter`): the shortest
-    of these is returned. None if nothing beats `bound` (a stage is not started once the
-    program cannot get shorter than `bound` or the best so far, the stages left counted at
-    `_lower_bound`) or no stage fits."""
-    order = sorted(outputs, key=lambda r: (r == input_register, registers.index(r)))
+    """Each output compiled on its own (its own e-graph and candidates) and the programs run
+    one after another, each stage keeping the input and the outputs already made, the output
+    in the input's register last (it may overwrite the input); after any stage the outputs
+    left may instead be finished by one constant-matrix program in the registers left.
+    The register order first (the *sequence of the outputs' own programs* with the registers
+    actually free: the filter is never longer than it, where every stage fits); where a stage
+    of it did not fit, the heaviest output first too (most coefficient mass: it gets the most
+    registers, the light ones are left to the constant-matrix finish; where every stage fits
+    the order is not what limits the program, and a second order would double the stages'
+    code generation). The shortest program; None if nothing beats `bound`."""
+    deadline = deadline or _Deadline(None)
+    memo: dict = {}
+    mass = {r: sum(abs(c) for c in k.taps.values()) for r, k in outputs.items()}
+    plain = sorted(outputs, key=lambda r: (r == input_register, registers.index(r)))
+    heavy = sorted(outputs, key=lambda r: (r == input_register, -mass[r], registers.index(r)))
+    best = None
+    for order in (plain, heavy):
+        if order is heavy and (heavy == plain or not memo.get("a stage did not fit")):
+            break
+        limit = min([b for b in (bound, best and len(best)) if b], default=None)
+        found = _sequence(outputs, order, registers, input_register, ops, settings, limit,
+                          deadline, memo)
+        if found is not None and (best is None or len(found) < len(best)):
+            best = found
+    return best
+
+
+def _sequence(outputs: dict, order: list[str], registers: tuple[str, ...], source: str,
+              ops: str, settings: Settings, bound: int | None, deadline: _Deadline,
+              memo: dict) -> list[Instr] | None:
+    """The outputs' own compiles in `order`, each from `source` (kept until the output in its
+    register, which must come last if it is one), or finished after any stage by one
+    constant-matrix program in the registers left: the shortest of these. None if nothing
+    beats `bound` (a stage is not started once the program cannot get shorter than `bound` or
+    the best so far, the stages left counted at `_lower_bound`) or no stage fits."""
     program: list[Instr] = []
     best: list[Instr] | None = None
     done: list[str] = []
     for i, reg in enumerate(order):
         free = tuple(r for r in registers if r not in done)
         rest = codegen.matrix_filter({r: outputs[r] for r in order[i:]}, free,
-                                     input_register, ops) if i > 0 else None
+                                     source, ops) if i > 0 else None
         if rest is not None and (bound is None or len(program) + len(rest) < bound) and (
                 best is None or len(program) + len(rest) < len(best)):
             best = program + rest
@@ -821,22 +871,32 @@ def _one_at_a_time(outputs: dict, registers: tuple[str, ...], input_register: st
         if limit is not None and len(program) + sum(_lower_bound(outputs[r])
                                                     for r in order[i:]) >= limit:
             return best
-        part = _stage(reg, outputs[reg], free, input_register, ops, settings,
-                      deadline or _Deadline(None))
+        key = (reg, free)
+        if key not in memo:
+            memo[key] = _stage(reg, outputs[reg], free, source, ops, settings, deadline, memo)
+        part = memo[key]
         if part is None:
+            memo["a stage did not fit"] = True
             return best
         program += part
         done.append(reg)
+    if bound is not None and len(program) >= bound:
+        return best
     return program if best is None or len(program) <= len(best) else best
 
 
 def _stage(reg: str, kernel, free: tuple[str, ...], input_register: str, ops: str,
-           settings: Settings, deadline: _Deadline) -> list[Instr] | None:
+           settings: Settings, deadline: _Deadline, memo: dict | None = None,
+           ) -> list[Instr] | None:
     """One output's own compile into `reg` within `free`, keeping the input (unless `reg` is
-    the input's register); None if it does not fit."""
+    the input's register); None if it does not fit. `memo` keeps each output's e-graph
+    search for its next stage (it does not depend on the registers)."""
     if deadline.passed():
         return None
-    optimized = optimize({reg: kernel}, _options(ops, settings, deadline))
+    memo = {} if memo is None else memo
+    if (reg, "e-graph") not in memo:
+        memo[reg, "e-graph"] = optimize({reg: kernel}, _options(ops, settings, deadline))
+    optimized = memo[reg, "e-graph"]
     stage = {"e-graph": optimized.decomposition, "e-graph variants": optimized.applied,
              "horner": direct_decomposition({reg: kernel})}
     if (chain := codegen.factor_chain({reg: kernel})) is not None:

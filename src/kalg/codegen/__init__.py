@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kalg.codegen.chain import factor_chain
+from kalg.codegen.filling import last_written
 from kalg.codegen.limits import QUICK, Budget, Limits
 from kalg.codegen.matrix import matrix_program
 from kalg.codegen.memo import Memo
@@ -39,8 +40,8 @@ from kalg.diagnostics import RegisterPressureError, VerificationError
 from kalg.scamp5.isa import OP_SETS, Instr, bus_steps, op_set_violation
 from kalg.scamp5.symbolic import initial_state, step, verify_exact, verify_exact_channels
 
-__all__ = ["QUICK", "Limits", "Memo", "factor_chain", "generate", "matrix_channels",
-           "matrix_filter"]
+__all__ = ["QUICK", "Limits", "Memo", "factor_chain", "full_filter", "generate",
+           "matrix_channels", "matrix_filter"]
 
 INLINE_CAPS = (0, 4, 8)
 """Inlining policies tried (see `network.normalise`): 0 keeps the decomposition's structure."""
@@ -222,6 +223,16 @@ def matrix_filter(outputs, registers: Sequence[str], input_register: str,
     _check_program(program, registers, op_set, (input_register,))
     verify_exact(program, outputs, input_register)
     return program
+
+
+def full_filter(outputs, registers: Sequence[str], input_register: str,
+                op_set: str) -> tuple[list[Instr] | None, str]:
+    """A filter with one output per register (`filling.last_written`), verified exactly, and
+    which output was written last; or (None, why no program was found)."""
+    program, how = last_written(outputs, registers, input_register, op_set)
+    if program is not None:
+        _verify_program(program, outputs, input_register, op_set, registers)
+    return program, how
 
 
 def matrix_channels(outputs, registers: Sequence[str], inputs: Sequence[str],

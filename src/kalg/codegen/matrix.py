@@ -65,7 +65,7 @@ MAX_EXACT_PATH = 12
 
 def matrix_program(outputs: Mapping[str, Mapping[str, Kernel]], registers: Sequence[str],
                    inputs: Sequence[str], op_set: str, drop_copies: bool = True,
-                   ) -> list[Instr] | None:
+                   last: str | None = None) -> list[Instr] | None:
     """The shortest program this construction finds for `outputs` (output register → input
     register → kernel: one entry per input channel the output reads), or None. Each input has
     its own s and pool; an output's walk adds atoms of every channel at each offset. Not yet
@@ -75,14 +75,17 @@ def matrix_program(outputs: Mapping[str, Mapping[str, Kernel]], registers: Seque
     giving up on that pool (`_Builder._halvings`). The drop fires only in a state where the
     build without it fails, so for every (order, pool) the program with it is the program
     without it or one that exists only with it: the shortest over both settings is always the
-    one with it (the default), and turning it off (kept for comparison) is never shorter."""
+    one with it (the default), and turning it off (kept for comparison) is never shorter.
+
+    `last`: the output made last (`codegen.filling`: the register that keeps a pool value as
+    its "output" while the others are made)."""
     problem = _integer_matrix(outputs)
     if problem is None:
         return None
     m, rows = problem
     fused = op_set == "all"
     best: list[Instr] | None = None
-    for order in _orders(rows, registers):
+    for order in _orders(rows, registers, last):
         for wanted in _pools(rows, m):
             program = _Builder(registers, tuple(inputs), fused, m, drop_copies).run(
                 rows, order, wanted)
@@ -109,12 +112,13 @@ def _integer_matrix(outputs: Mapping[str, Mapping[str, Kernel]]):
     return m, rows
 
 
-def _orders(rows: dict[str, dict[Key, int]], registers: Sequence[str]):
+def _orders(rows: dict[str, dict[Key, int]], registers: Sequence[str], last: str | None = None):
     """Output orders to try: the heaviest (most coefficient mass) first, so that the lightest are
-    made last, when the pool is smallest; and the register order. Deterministic."""
+    made last, when the pool is smallest; and the register order; `last` (if given) always
+    last. Deterministic."""
     mass = {r: sum(abs(c) for c in row.values()) for r, row in rows.items()}
-    heavy = sorted(rows, key=lambda r: (-mass[r], registers.index(r)))
-    plain = sorted(rows, key=lambda r: registers.index(r))
+    heavy = sorted(rows, key=lambda r: (r == last, -mass[r], registers.index(r)))
+    plain = sorted(rows, key=lambda r: (r == last, registers.index(r)))
     seen = []
     for order in (heavy, plain):
         if order not in seen:
@@ -280,15 +284,23 @@ class _Builder:
         """Make room for output i: its register emptied, the pool within the registers left."""
         self._cut(i)
         room = len(self.registers) - len(self.done) - 1
-        while len(self.held) > room:
+        kept = self._kept(reg)
+        while len(self.held) > room + kept:
             self._drop_least(i)
-        if reg in self.held:
+        if reg in self.held and not kept:
             free = self._free(exclude=(reg,))
             if free:
                 self.program.append(Mov(free[0], reg))
                 self.held[free[0]] = self.held.pop(reg)
             else:
                 self._drop_least(i, only=reg)
+
+    def _kept(self, reg: str) -> bool:
+        """Whether `reg` already holds its output: a pool value, unshifted (the value a
+        filter that fills the register file keeps in its last register)."""
+        row = self.rows[reg]
+        return reg in self.held and len(row) == 1 and next(iter(row)) == (
+            self.held[reg][0], (0, 0)) and next(iter(row.values())) == self.held[reg][1]
 
     def _drop_least(self, i: int, only: str | None = None) -> None:
         choices = [only] if only else sorted(self.held)

@@ -1,0 +1,150 @@
+"""Filters that fill the register file: the output written last, made in place from the others.
+
+**One output per register.** When a filter has as many outputs as registers, the program's
+last phase starts when every output but one, in register L, holds its final value: from then
+on only L may be written. The macros that write only L (and read it) are `add(L, L, R)`,
+`add(L, L, R, R')`, `sub(L, L, R)`, `movx(L, L, d)`, `mov2x`, `addx(L, L, R, d)`,
+`add2x`, `subx(L, L, d, R)` and `sub2x`; `neg(L, L)`, `sub(L, R, L)`, `divq(L, L)` and
+`add(L, L, L)` are illegal, `div`/`diva` write three registers, and `mov`, `neg`, `res` into L
+forget what L held. So what L held at that moment, v, is only shifted, never negated, halved or
+doubled, and the others are added with integer weights: the output L must be
+
+    K_L = S^d·v + Σ_i q_i·K_i,   q_i integer Laurent polynomials in the shifts,
+
+and since the input is gone from every other register, v is a function of the input that L
+kept while the others were made. `last_written` searches v = ±input/2^j (the input and div's
+halvings and their negated copies), every shift d and constant integers q_i (a linear system
+with more equations, the taps, than unknowns): for random kernels there is usually no such
+output, and then it says so. Whether polynomial q_i exist is a question of ideal membership
+over Z[1/2] that kalg does not decide. v = 0 is searched too: `mov`, `neg` or `add` into L
+from the others, when K_L is an integer combination of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+
+from kalg.codegen.matrix import Offset, _integer_matrix, _split, _vector, matrix_program
+from kalg.kernel import Kernel
+from kalg.scamp5.isa import Add, Add3, Instr, Mov, Mov2x, Movx, Neg, Sub
+
+
+def last_written(outputs: Mapping[str, Kernel], registers: Sequence[str], input_register: str,
+                 op_set: str) -> tuple[list[Instr] | None, str]:
+    """A program for a filter with one output per register (module docstring), not yet
+    verified, and a line saying which output was written last and how; or (None, why not)."""
+    parts = {reg: {input_register: k} for reg, k in outputs.items()}
+    problem = _integer_matrix(parts)
+    if problem is None:
+        return None, "a kernel is not dyadic (or its coefficients are too large)"
+    m, rows = problem
+    plans = sorted(_plans(rows, registers, input_register, m))
+    for _, last, units, d, q in plans:
+        program = _program(rows, registers, input_register, op_set, m, last, units, d,
+                           q)
+        if program is not None:
+            terms = " ".join(f"{'+' if c > 0 else '-'} {abs(c)}·{r}" for r, c in q.items() if c)
+            v = f"input/{2 ** m}·{units} shifted by {d} " if units else "from the others: "
+            return program, f"{last} written last: {v}{terms}".rstrip()
+    if plans:
+        return None, "no register left for the shared input while the other outputs are made"
+    return None, ("no output is the input scaled by ±2^-j and shifted, plus an integer "
+                  "combination of the other outputs, which is what the output written last "
+                  "must be (only add, sub and shifts write one register: no negation, halving "
+                  "or doubling in place)")
+
+
+def _plans(rows, registers, input_register, m):
+    """(cost, last register, v in units of s, shift d, {register: q}) for every way found."""
+    ch = input_register
+    offsets = sorted({d for row in rows.values() for _, d in row} | {(0, 0)})
+    for last in sorted(rows, key=lambda r: (r != input_register, registers.index(r))):
+        others = [r for r in sorted(rows, key=registers.index) if r != last]
+        if (q := _solve(rows[last], [rows[r] for r in others])) is not None and any(q):
+            yield sum(abs(c) for c in q), last, 0, (0, 0), dict(zip(others, q, strict=True))
+        for j in range(m + 1):
+            for sign in (1, -1):
+                units = sign * 2 ** (m - j)
+                for d in offsets:
+                    target = dict(rows[last])
+                    target[(ch, d)] = target.get((ch, d), 0) - units
+                    q = _solve(target, [rows[r] for r in others])
+                    if q is not None:
+                        weights = dict(zip(others, q, strict=True))
+                        cost = sum(abs(c) for c in q) + abs(d[0]) + abs(d[1])
+                        yield cost, last, units, d, weights
+
+
+def _solve(target: dict, columns: list[dict]) -> list[int] | None:
+    """Integers q with Σ q_i·columns[i] = target (exact elimination over the rationals; free
+    unknowns set to 0), or None."""
+    keys = sorted(set(target) | {k for c in columns for k in c})
+    n = len(columns)
+    rows = [[Fraction(c.get(k, 0)) for c in columns] + [Fraction(target.get(k, 0))]
+            for k in keys]
+    pivots: list[int] = []
+    r = 0
+    for col in range(n):
+        p = next((i for i in range(r, len(rows)) if rows[i][col] != 0), None)
+        if p is None:
+            continue
+        rows[r], rows[p] = rows[p], rows[r]
+        rows[r] = [v / rows[r][col] for v in rows[r]]
+        for i in range(len(rows)):
+            if i != r and rows[i][col] != 0:
+                f = rows[i][col]
+                rows[i] = [a - f * b for a, b in zip(rows[i], rows[r], strict=True)]
+        pivots.append(col)
+        r += 1
+    if any(row[n] != 0 for row in rows[r:]):
+        return None
+    q = [Fraction(0)] * n
+    for i, col in enumerate(pivots):
+        q[col] = rows[i][n]
+    if any(v.denominator != 1 for v in q):
+        return None
+    return [int(v) for v in q]
+
+
+def _program(rows, registers, ch, op_set, m, last, units, d, q) -> list[Instr] | None:
+    """The other outputs by the constant-matrix program, with v = units·s kept in `last` as
+    one more "output" made last; then `last` shifted by d and the q-weighted outputs added in
+    place. units = 0: `last` is free while the others are made, then set from one of them."""
+    kept = {r: row for r, row in rows.items() if r != last}
+    if units:
+        kept[last] = {(ch, (0, 0)): units}
+    kernels = {r: {ch: Kernel.of({off: Fraction(c, 2 ** m) for (_, off), c in row.items()})}
+               for r, row in kept.items()}
+    first = matrix_program(kernels, registers, (ch,), op_set, last=last if units else None)
+    if first is None:
+        return None
+    if units:
+        return first + _finish(last, d, q, op_set)
+    r = next(r for r, c in sorted(q.items()) if c)  # the first term replaces what L held
+    start: Instr = Mov(last, r) if q[r] > 0 else Neg(last, r)
+    rest = {**q, r: q[r] - (1 if q[r] > 0 else -1)}
+    return [*first, start, *_finish(last, (0, 0), rest, op_set)]
+
+
+def _finish(last: str, d: Offset, q: dict[str, int], op_set: str) -> list[Instr]:
+    out: list[Instr] = []
+    fused = op_set == "all"
+    todo = d
+    while todo != (0, 0):
+        dirs = _split(todo, fused)
+        out.append(Mov2x(last, last, *dirs) if len(dirs) == 2 else Movx(last, last, dirs[0]))
+        v = _vector(dirs)
+        todo = (todo[0] - v[0], todo[1] - v[1])
+    plus = [r for r, c in sorted(q.items()) for _ in range(max(c, 0))]
+    minus = [r for r, c in sorted(q.items()) for _ in range(max(-c, 0))]
+    while plus:
+        a = plus.pop(0)
+        b = next((r for r in plus if r != a), None) if fused else None
+        if b is not None:
+            plus.remove(b)
+            out.append(Add3(last, last, a, b))
+        else:
+            out.append(Add(last, last, a))
+    out += [Sub(last, last, r) for r in minus]
+    return out

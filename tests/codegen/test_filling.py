@@ -1,0 +1,79 @@
+"""Filters with one output per register (`codegen.filling`): the output written last is made
+in place, by instructions that write only its register, from the input shifted and the other
+outputs; where no output can be, no program and a reason."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from kalg import codegen
+from kalg.kernel import Kernel
+from kalg.scamp5.symbolic import verify_exact
+
+REGISTERS = tuple("ABCDEF")
+
+
+def random_weights(count: int, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    out: list[np.ndarray] = []
+    while len(out) < count:
+        w = rng.integers(0, 9, size=(3, 3))
+        if w.any():
+            out.append(w)
+    return out
+
+
+def kernel(w) -> Kernel:
+    return Kernel.from_rows(np.asarray(w).tolist()).scale(Fraction(1, 8))
+
+
+def in_place_filter(seed: int, last: str) -> dict[str, Kernel]:
+    """Five random outputs and, in `last`, input/8 one step east plus the first minus the
+    second of them."""
+    weights = random_weights(5, seed)
+    others = [r for r in REGISTERS if r != last]
+    outputs = {r: kernel(w) for r, w in zip(others, weights, strict=True)}
+    w = weights[0] - weights[1]
+    w[1][2] += 1
+    outputs[last] = kernel(w)
+    return outputs
+
+
+@pytest.mark.parametrize(("ops", "seed", "last"), [("all", 0, "A"), ("basic", 1, "A"),
+                                                   ("all", 2, "D")])
+def test_six_outputs_compile_when_one_is_the_input_shifted_plus_the_others(ops, seed, last):
+    outputs = in_place_filter(seed, last)
+    program, how = codegen.full_filter(outputs, REGISTERS, "A", ops)
+    assert program is not None, how
+    verify_exact(program, outputs, "A")
+    # After the last write of any other register, only instructions that write just the
+    # register written last follow (the others hold their outputs), and they are more than a
+    # plain walk over the input: they read the other outputs.
+    written = [set(i.writes()) for i in program]
+    (mine,) = written[-1]
+    final = max(i for i, w in enumerate(written) if w - {mine})
+    assert all(w == {mine} for w in written[final + 1:])
+    assert how.startswith(f"{mine} written last")
+    assert any(set(i.reads()) - {mine} for i in program[final + 1:])
+
+
+def test_six_random_outputs_have_no_program_and_say_why():
+    outputs = {r: kernel(w) for r, w in zip(REGISTERS, random_weights(6, 0), strict=True)}
+    program, why = codegen.full_filter(outputs, REGISTERS, "A", "all")
+    assert program is None
+    assert "no negation, halving or doubling" in why
+
+
+def test_six_outputs_compile_when_one_is_a_combination_of_the_others():
+    # C = B - D + E: C is made last from B, D and E alone (the input no longer needed).
+    weights = random_weights(5, 4)
+    regs = ("A", "B", "D", "E", "F")
+    outputs = {r: kernel(w) for r, w in zip(regs, weights, strict=True)}
+    outputs["C"] = kernel(weights[1] - weights[2] + weights[3])
+    program, how = codegen.full_filter(outputs, REGISTERS, "A", "all")
+    assert program is not None, how
+    verify_exact(program, outputs, "A")
+    assert "written last: from the others" in how  # any of B, C, D, E can be the one
