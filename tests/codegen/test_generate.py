@@ -136,3 +136,31 @@ def test_wall_clock_cap_still_returns_a_verified_program():
     decomp = BENCH["gauss5"]()
     program = generate(decomp, limits=Limits(seconds=0.01))
     check_program(program, decomp, "all")
+
+
+def test_a_self_difference_folded_into_a_sum_reuses_a_wanted_value():
+    """(s_E + s_S - 2)·A next to B = (s_N - 1)·A: C = (s_NE·A - B) read from the south,
+    minus A, i.e. `sub2x(D, A, north, east, B); subx(C, D, south, A)` (two instructions, not
+    three). The operand s_NE·A - B is farther from home than C's terms, so only a move that
+    looks one step ahead to the wanted B offers it (the optimal Laplacian's shape)."""
+    b = DagBuilder()
+    a = b.input
+    north_diff = b.sub(b.shift(a, 0, 1), a)
+    pair = b.sub(b.add(b.shift(a, 1, 0), b.shift(a, 0, -1)), b.add(a, a))
+    decomp = b.build({"B": north_diff, "C": pair})
+    program = generate(decomp, REGISTERS, "A", "all")
+    verify_exact(program, decomp.output_kernels(), "A")
+    assert len(program) == 3
+
+
+def test_the_centre_difference_laplacian_compiles_to_five():
+    """N + E + S + W - 4C written flat: (N - C) + (W - C) + ((E - C) + (S - C)), the last
+    folded into one `sub2x` on the wanted N - C and one `subx` (the proven optimum, 5; the
+    first two rankings alone find 6)."""
+    b = DagBuilder()
+    a = b.input
+    parts = [b.sub(b.shift(a, dx, dy), a) for dx, dy in ((0, 1), (1, 0), (0, -1), (-1, 0))]
+    decomp = b.build({"A": b.add(b.add(parts[0], parts[1]), b.add(parts[2], parts[3]))})
+    program = generate(decomp, REGISTERS, "A", "all")
+    verify_exact(program, decomp.output_kernels(), "A")
+    assert len(program) == 5

@@ -26,6 +26,10 @@ class Weights:
     """Per distinct value wanted: fewer live values leave more room."""
     pressure: float = 1.0
     """Per value live beyond (registers - 2): a full register file leaves no room to split."""
+    self_difference: bool = False
+    """Price x(p+v) - y(p) (|v| <= 2 steps) at one instruction, as `subx`/`sub2x` make it, not
+    an add plus a move: the centre-difference shape sum_d c_d (s_d - 1)·x of Laplacians. Off by
+    default: it steers the beam away from the shapes the other rankings find."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +83,8 @@ class Estimator:
 
     def sum_cost(self, terms: Terms) -> float:
         """Instructions to build a sum of terms whose nodes exist."""
+        if self.fused and self.w.self_difference and _one_subx(terms):
+            return 1.0
         return self.combine(len(terms)) + self.shift_work(terms) + self.negation(terms)
 
     def negation(self, terms: Terms) -> int:
@@ -208,3 +214,14 @@ class Estimator:
             count += 1
         return count
 
+
+
+def _one_subx(terms: Terms) -> bool:
+    """x(p+v) - y(p) with |v| <= 2 steps: one `subx`/`sub2x` (its shift costs nothing extra)."""
+    if len(terms) != 2:
+        return False
+    (_, x0, y0, s0), (_, x1, y1, s1) = terms
+    if s0 == s1:
+        return False
+    (px, py), (nx, ny) = ((x0, y0), (x1, y1)) if s0 > 0 else ((x1, y1), (x0, y0))
+    return abs(px - nx) + abs(py - ny) <= 2 and (nx, ny) == (0, 0)

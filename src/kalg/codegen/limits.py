@@ -35,9 +35,11 @@ class Limits:
     total_expansions: int = 8000
     """States expanded over all the searches of one `generate` call: past it, searches that
     have found something stop and later ones are skipped (the fallback schedule remains)."""
-    portfolio: tuple[Weights, ...] = (Weights(), Weights(shift=0.7))
+    portfolio: tuple[Weights, ...] = (Weights(), Weights(shift=0.7),
+                                      Weights(self_difference=True))
     """Ranking weights to search with, one search each (the shortest program wins): a beam
-    misses different things under different rankings, and two cover the benchmarks."""
+    misses different things under different rankings; two cover the benchmarks, the third
+    finds the centre-difference Laplacians (`Weights.self_difference`)."""
     solutions: int = 4
     """Complete schedules kept (register allocation tries them in order)."""
     in_sequence: bool = True

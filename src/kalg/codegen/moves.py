@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from kalg.codegen.goals import INPUT_KEY, Key, Space, canonical, sign_class
 from kalg.codegen.network import Kind, Terms, negate, translate
-from kalg.codegen.splits import three_way_indices, two_way
+from kalg.codegen.splits import balanced_three_way, three_way_indices, two_way
 from kalg.scamp5.isa import Dir
 
 Vector = tuple[int, int]
@@ -55,6 +55,18 @@ class Move:
     def subgoals(self) -> tuple[Terms, ...]:
         """The terms of the operands: what must be in registers before the step."""
         return tuple(p.terms for p in self.operands)
+
+
+@dataclass(frozen=True, slots=True)
+class NearMove(Move):
+    """A move whose first operand is one step from a value wanted when it was generated
+    (`MoveGen._near_wanted_subs`): the search prices that operand at one instruction."""
+
+
+@dataclass(frozen=True, slots=True)
+class CentreMove(Move):
+    """A 3-operand add along `splits.balanced_three_way` (a long goal's centre-difference
+    split); only the `Weights.self_difference` search takes it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,7 +324,9 @@ class MoveGen:
         seen: set[tuple[Key, ...]] = set()
         terms = goal.terms
         blocks: dict[tuple[int, ...], Operand] = {}  # a block recurs in many splits
-        for split in three_way_indices(len(terms)):
+        full = three_way_indices(len(terms))
+        kind = Move if full else CentreMove
+        for split in full or balanced_three_way(terms):
             ps = []
             for block in split:
                 if (part := blocks.get(block)) is None:
@@ -323,7 +337,7 @@ class MoveGen:
             if not all(keys) or keys[0] == keys[1] or keys[1] == keys[2] or keys in seen:
                 continue  # an empty or repeated operand (sorted: repeats are adjacent)
             seen.add(keys)
-            out.append(Move(Step("add3", (goal.key,), keys), tuple(ps)))
+            out.append(kind(Step("add3", (goal.key,), keys), tuple(ps)))
         return out
 
     def splits(self, terms: Terms) -> list[tuple[Operand, Operand]]:
@@ -343,9 +357,10 @@ class MoveGen:
 
     # ------------------------------------------------------------------ merges
     def merges(self, terms: Terms, present: set[Key],
-               wanted: dict[Key, list[tuple[int, int]]]) -> list[Move]:
+               wanted: dict[Key, list[tuple[int, int]]], near: bool = False) -> list[Move]:
         """Moves whose operand is a goal already wanted, or a translate of one: reusing it costs
-        no new sum. Covers a whole-goal shift and splits with such a part."""
+        no new sum. Covers a whole-goal shift and splits with such a part; with `near`, also
+        `_near_wanted_subs` (an operand one step from a wanted value)."""
         goal = self.part(terms)
         if not wanted or len(terms) == 0 or goal.key == INPUT_KEY:
             return []
@@ -356,6 +371,30 @@ class MoveGen:
             sizes = {len(canon) for canon in wanted}
             for p, q in self.splits(terms):
                 out += self._merge_pair(goal, p, q, present, negated, wanted, sizes)
+                if near and self.fused:
+                    out += self._near_wanted_subs(goal, p, q, present, negated)
+        return out
+
+    def _near_wanted_subs(self, goal: Operand, p: Operand, q: Operand, present: set[Key],
+                          negated_present: set[Key]) -> list[Move]:
+        """goal = X(p+v) - Y with Y one term and X one term away from a wanted value W (so
+        X is one `addx`/`subx`/`sub2x`-like step from W). This is how (s_v - 1)·Y is folded
+        into a sum in one instruction: P + (s_v - 1)·Y = (s_-v P + Y)(p+v) - Y, e.g. the
+        Laplacian's (s_E + s_S - 2)·A = (s_NE·A - (s_N - 1)·A)(p+south) - A. Such X are
+        farther from home than the goal's part, so `_pair` (which keeps only moves that bring
+        terms nearer) never offers them."""
+        out = []
+        for a, b in ((p, q), (q, p)):
+            if len(b.terms) != 1:
+                continue
+            y = self._negated(b)
+            for v, dirs in self.shifts.items():
+                if a.gains[v] > 0:
+                    continue  # `_pair` offers it already
+                x = self.shifted(a, v)
+                if _one_atom_from(x.key, present, negated_present):
+                    op = ("subx", "sub2x")[len(dirs) - 1]
+                    out.append(NearMove(Step(op, (goal.key,), (x.key, y.key), dirs), (x, y)))
         return out
 
     def _vectors_to(self, part: Operand, wanted: dict[Key, list[tuple[int, int]]]):
@@ -399,6 +438,16 @@ def _translate_sorted(terms: Terms, dx: int, dy: int) -> Terms:
     """`network.translate` for sorted terms (as all `Terms` and keys are): a common offset
     keeps their order, so there is nothing to sort."""
     return tuple([(n, x + dx, y + dy, s) for n, x, y, s in terms])
+
+
+def _one_atom_from(key: Key, present: set[Key], negated_present: set[Key]) -> bool:
+    """Whether the value `key` is a wanted value (or its negation) plus or minus one atom."""
+    for i, (a, x, y, c) in enumerate(key):
+        rest = c - (1 if c > 0 else -1)
+        near = (*key[:i], (a, x, y, rest), *key[i + 1:]) if rest else key[:i] + key[i + 1:]
+        if near and (near in present or near in negated_present):
+            return True
+    return False
 
 
 def _operand_key(part: Operand) -> Key:

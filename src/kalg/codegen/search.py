@@ -21,7 +21,7 @@ from kalg.codegen.goals import INPUT_KEY, Key, canonical
 from kalg.codegen.heuristic import Estimator, Weights
 from kalg.codegen.limits import Budget, Limits
 from kalg.codegen.memo import Memo
-from kalg.codegen.moves import Move, MoveGen, Operand, Schedule, Step
+from kalg.codegen.moves import CentreMove, Move, MoveGen, NearMove, Operand, Schedule, Step
 from kalg.codegen.network import Network, Terms
 from kalg.codegen.pressure import expandable, need
 
@@ -98,6 +98,8 @@ class Scorer:
         the set of its operands' keys (a set keeps their hashes: tuples do not)."""
         if (ranked := self._ranked_base.get((terms, keep))) is None:
             moves = self.gen.base(terms)
+            if not self.est.w.self_difference:
+                moves = [m for m in moves if type(m) is not CentreMove]
             empty: set[Key] = set()
             scored = sorted((self.work(m, empty, empty), i) for i, m in enumerate(moves))
             ranked = [(w, moves[i], frozenset(moves[i].step.srcs)) for w, i in scored[:keep]]
@@ -109,7 +111,11 @@ class Scorer:
         wanted, a move for a translate of one (or of another operand), else their own cost."""
         total = float(move.step.cost)
         seen: list[Key] = []  # at most 3 operands: a list beats hashing keys into a set
-        for part in move.operands:
+        operands = move.operands
+        if type(move) is NearMove and not (present and operands[0].key in present):
+            total += 1  # its first operand is one step from a wanted value
+            operands = operands[1:]
+        for part in operands:
             # Test for emptiness first: `in` hashes its tuple even to search an empty set.
             if present and part.key in present:
                 continue
@@ -286,7 +292,7 @@ class _Search:
                 if not present.isdisjoint(srcs):
                     work = score(move, present, classes)
                 ranked.append((work - own, len(ranked), move))
-            for move in self.gen.merges(terms, present, wanted):
+            for move in self.gen.merges(terms, present, wanted, self.est.w.self_difference):
                 ranked.append((score(move, present, classes) - own, len(ranked), move))
         ranked.sort(key=lambda t: (t[0], t[1]))
         return [m for _, _, m in ranked]

@@ -33,6 +33,39 @@ def three_way_indices(k: int) -> tuple[tuple[tuple[int, ...], ...], ...]:
     return _three_way_indices(k) if k <= FULL_SPLIT_3 else ()
 
 
+BALANCED_REST = 7
+"""Long goals whose other terms number at most this get `balanced_three_way` splits."""
+
+
+def balanced_three_way(terms: Terms) -> tuple[tuple[int, ...], ...]:
+    """3-way splits (as position blocks) of a long goal (more than `FULL_SPLIT_3` terms) that
+    share its most repeated term among the blocks in proportion to their other terms: the
+    difference-against-the-centre form K = sum_d c_d (s_d - 1) + ..., e.g. the Laplacian's
+    N + E + S + W - 4C as (N - C) + (W - C) + (E + S - 2C), each part one or two `subx`.
+    Only where every share is whole; none when no term repeats or the rest is too long."""
+    if len(terms) <= FULL_SPLIT_3:
+        return ()
+    counts: dict[tuple[int, int, int, int], int] = {}
+    for t in terms:
+        counts[t] = counts.get(t, 0) + 1
+    top = max(sorted(counts), key=lambda t: counts[t])
+    r = counts[top]
+    same = [i for i, t in enumerate(terms) if t == top]
+    rest = [i for i, t in enumerate(terms) if t != top]
+    if r < 2 or not 3 <= len(rest) <= BALANCED_REST:
+        return ()
+    out = []
+    for blocks in _three_way_indices(len(rest)):
+        shares = [r * len(b) for b in blocks]
+        if any(s % len(rest) for s in shares):
+            continue
+        given = iter(same)
+        out.append(tuple(tuple(sorted([rest[i] for i in b]
+                                      + [next(given) for _ in range(s // len(rest))]))
+                         for b, s in zip(blocks, shares, strict=True)))
+    return tuple(out)
+
+
 def _all_two_way(terms: Terms) -> list[tuple[Terms, Terms]]:
     return [(tuple(terms[i] for i in a), tuple(terms[i] for i in b))
             for a, b in _two_way_indices(len(terms))]
