@@ -14,7 +14,7 @@ ranked by `heuristic.Estimator`, bounded by an explicit expansion budget, and de
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from kalg.codegen.goals import INPUT_KEY, Key, canonical
@@ -70,7 +70,8 @@ def search(net: Network, registers: int, op_set: str, limits: Limits,
     budget = budget or Budget(limits)
     memo = memo or Memo()
     found: list[Schedule] = []
-    plan = [(w, f) for w in limits.portfolio for f in (Focus.TOP, Focus.ANY)]
+    plan = [(w, f) for w in limits.portfolio if not w.self_difference
+            for f in (Focus.TOP, Focus.ANY)]
     plan.append((Weights(pressure=4.0, size=1.0), Focus.NEWEST))
     for weights, focus in plan:
         if budget.spent() or (found and focus is not Focus.TOP):
@@ -78,6 +79,13 @@ def search(net: Network, registers: int, op_set: str, limits: Limits,
         scorer = memo.scorer(net, op_set, weights)
         run = _Search(scorer, registers, limits, input_register, focus, budget)
         found += run.run()
+    # Rankings that only add candidates run last, on a budget of their own (one search's
+    # expansions): they never take search from the others, so they never lengthen a program.
+    for weights in limits.portfolio:
+        if weights.self_difference:
+            own = Budget(replace(limits, total_expansions=limits.expansions))
+            scorer = memo.scorer(net, op_set, weights)
+            found += _Search(scorer, registers, limits, input_register, Focus.TOP, own).run()
     return sorted(found, key=lambda s: s.cost)
 
 
