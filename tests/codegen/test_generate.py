@@ -21,7 +21,7 @@ REGISTERS = ("A", "B", "C", "D", "E", "F")
 
 EXPECTED = {
     "sobel": (5, 7), "gauss3": (10, 12), "gauss3_split_halves": (10, 13), "box3": (6, 8),
-    "box5": (8, 14), "box7": (10, 20), "laplacian": (6, 10), "sharpen": (7, 11),
+    "box5": (8, 14), "box7": (10, 20), "laplacian": (5, 10), "sharpen": (7, 11),
     "gauss5": (19, 24), "sobel_xy": (9, 13), "sobel_shared": (5, 7), "many_live": (9, 10),
     "gauss5_gauss3": (20, 24), "analognet2": (23, 30), "box7_div64": (16, 27),
     "sobel_xy_div8": (10, 17),
