@@ -83,7 +83,7 @@ def search(net: Network, registers: int, op_set: str, limits: Limits,
     # expansions): they never take search from the others, so they never lengthen a program.
     for weights in limits.portfolio:
         if weights.self_difference:
-            own = Budget(replace(limits, total_expansions=limits.expansions))
+            own = Budget(replace(limits, total_expansions=limits.expansions // 3))
             scorer = memo.scorer(net, op_set, weights)
             found += _Search(scorer, registers, limits, input_register, Focus.TOP, own).run()
     return sorted(found, key=lambda s: s.cost)
