@@ -42,6 +42,8 @@ from pathlib import Path
 import matplotlib
 import numpy as np
 
+from kalg.random_kernels import random_kernels
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
@@ -68,18 +70,6 @@ def binomial_gaussian(n: int) -> tuple[np.ndarray, int]:
     """The n x n binomial Gaussian: outer product of row C(n-1, k), over 2^(2(n-1))."""
     row = np.array([comb(n - 1, k) for k in range(n)], dtype=object)
     return np.outer(row, row), 2 ** (2 * (n - 1))
-
-
-def random_kernels(count: int, seed: int) -> list[np.ndarray]:
-    """`count` random 3x3 kernels of integers 0..8 (to be divided by 8), none all zero: each
-    weight uniform on 0..8, independently (numpy `default_rng(seed).integers(0, 9)`)."""
-    rng = np.random.default_rng(seed)
-    kernels: list[np.ndarray] = []
-    while len(kernels) < count:
-        k = rng.integers(0, 9, size=(3, 3))
-        if k.any():
-            kernels.append(k)
-    return kernels
 
 
 def matrix_text(weights: np.ndarray, divisor: int, indent: str) -> str:

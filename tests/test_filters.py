@@ -10,19 +10,10 @@ import pytest
 
 from kalg.diagnostics import KalgError
 from kalg.pipeline import Settings, _Deadline, _stage, compile_file
+from kalg.random_kernels import random_kernels as random_weights
 from kalg.scamp5.symbolic import verify_exact
 
 FAST = {"time_limit": 1.0, "node_limit": 8000}
-
-
-def random_weights(count: int, seed: int) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    out: list[np.ndarray] = []
-    while len(out) < count:
-        w = rng.integers(0, 9, size=(3, 3))
-        if w.any():
-            out.append(w)
-    return out
 
 
 def matrix(w: np.ndarray) -> str:

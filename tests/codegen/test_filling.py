@@ -11,19 +11,10 @@ import pytest
 
 from kalg import codegen
 from kalg.kernel import Kernel
+from kalg.random_kernels import random_kernels as random_weights
 from kalg.scamp5.symbolic import verify_exact
 
 REGISTERS = tuple("ABCDEF")
-
-
-def random_weights(count: int, seed: int) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    out: list[np.ndarray] = []
-    while len(out) < count:
-        w = rng.integers(0, 9, size=(3, 3))
-        if w.any():
-            out.append(w)
-    return out
 
 
 def kernel(w) -> Kernel:

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from fractions import Fraction
 
 import cv2
@@ -21,6 +19,8 @@ from kalg.targets.cpu import build
 from kalg.targets.cpu.borders import MODES, Border, parse_border
 from kalg.targets.cpu.optimize import Passes, direct_ops
 from kalg.targets.cpu.plan import lowered_cost
+
+from .standalone import run_without_kalg
 
 SHAPES = [(17, 23), (5, 3), (2, 1), (1, 1)]
 BORDERS = [Border("constant"), Border("constant", 0.75), *(Border(m) for m in MODES[1:])]
@@ -238,16 +238,9 @@ def test_optimize_writes_a_standalone_module_that_runs_without_kalg(tmp_path):
     assert main(["optimize", "examples/sobel_xy.kalg", "--target", "cpu", "-o", str(again)]) == 0
     assert out.read_bytes() == again.read_bytes()  # deterministic
     image = np.random.default_rng(6).random((11, 8)).astype(np.float32)
-    np.save(tmp_path / "in.npy", image)
-    script = (f"import sys; sys.path = [p for p in sys.path if 'src' not in p]; "
-              f"sys.path.insert(0, {str(tmp_path)!r}); import numpy as np, sobel_cpu; "
-              f"r = sobel_cpu.build('reflect101')(np.load({str(tmp_path / 'in.npy')!r})); "
-              f"np.save({str(tmp_path / 'A.npy')!r}, r['A']); "
-              "assert 'kalg' not in sys.modules")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    subprocess.run([sys.executable, "-c", script], check=True, env=env, cwd=tmp_path)
+    got = run_without_kalg(tmp_path, "sobel_cpu", "reflect101", image, ("A",))
     sx = np.array([[1, 0, -1], [2, 0, -2], [1, 0, -1]])
-    np.testing.assert_allclose(np.load(tmp_path / "A.npy"),
+    np.testing.assert_allclose(got["A"],
                                nd.correlate(image, sx, mode="mirror"), atol=1e-5)
 
 
