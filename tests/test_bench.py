@@ -11,18 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from kalg.cli import main
+from cli_run import run
 from kalg.commands.bench import Row, format_markdown, load_suite, summarise
 from kalg.resources import bench_suite_path
 
 ROOT = Path(__file__).resolve().parents[1]
 ANCHORS = ROOT / "tests" / "data" / "cain" / "kernels.json"
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def table_rows(out: str) -> list[list[str]]:

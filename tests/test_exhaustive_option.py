@@ -4,17 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cli_run import run
 from kalg.cli import main
 from kalg.scamp5.text import parse_program
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 FAST = ["--time-limit", "1", "--node-limit", "8000"]
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_a_tiny_kernel_is_proven_shortest(capsys, tmp_path):

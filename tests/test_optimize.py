@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kalg.cli import main
+from cli_run import run
 from kalg.decomp import Op
 from kalg.eqsat import cost, engine, extract, variants
 from kalg.eqsat.engine import Limits
@@ -30,12 +30,6 @@ from kalg.scamp5.text import parse_program
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 FAST = ["--time-limit", "1", "--node-limit", "8000"]
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.parametrize("ops", ["all", "basic"])

@@ -14,18 +14,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cli_run import run
 from kalg.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 CAIN = ROOT / "tests" / "data" / "cain"
 SRC = ROOT / "src"
-
-
-def run(capsys, *argv: str | Path) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def kalg_file(tmp_path: Path, text: str, name: str = "k.kalg") -> Path:
