@@ -190,11 +190,26 @@ def test_cpu_target_with_scamp5_options_is_a_usage_error(capsys, option):
 def test_version_loads_no_heavy_module():
     """`kalg --version` must answer at once: no numpy, scipy, sympy, egglog or lark."""
     code = ("import sys; from kalg.cli import main; main(['--version']);"
-            "heavy = {'numpy', 'scipy', 'sympy', 'egglog', 'lark'} & set(sys.modules);"
+            "heavy = {'numpy', 'scipy', 'sympy', 'egglog', 'egglog.bindings', 'lark', 'flint',"
+            " 'highspy'} & set(sys.modules);"
             "print(sorted(heavy))")
     out = subprocess.run([sys.executable, "-c", code], env={"PYTHONPATH": str(SRC)},
                          capture_output=True, text=True, timeout=60).stdout
     assert out.splitlines()[-1] == "[]"
+
+
+def test_a_compile_loads_neither_scipy_nor_sympy_nor_egglogs_python_layer():
+    """Every compile pays for what it imports (issue 11: a median compile within 1.5 s, start-up
+    included): scipy.optimize and sympy cost 0.3 s each, egglog's Python layer 0.33 s, and kalg
+    needs none of them (HiGHS through highspy, factoring through python-flint, egglog through its
+    compiled bindings)."""
+    code = ("import sys; from kalg.cli import main; main(['optimize', sys.argv[1]]);"
+            "print(sorted({'scipy', 'sympy', 'egglog'} & set(sys.modules)),"
+            " sorted({'egglog.bindings', 'highspy', 'flint'} & set(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code, str(EXAMPLES / "gauss3.kalg")],
+                         env={"PYTHONPATH": str(SRC)}, capture_output=True, text=True,
+                         timeout=300).stdout
+    assert out.splitlines()[-1] == "[] ['egglog.bindings', 'flint', 'highspy']"
 
 
 # ----------------------------------------------------------------------------- --timeout

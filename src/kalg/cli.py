@@ -7,7 +7,8 @@ failed verification (a kalg bug). A closed stdout (`kalg ... | head`) ends quiet
 shell reports SIGPIPE. `--json` output (see docs/json.md) reports errors as JSON on stdout too.
 
 Startup stays fast (`kalg --version` well under 0.3 s): the command modules import only argparse
-and light constants at module level; numpy, scipy, sympy, egglog and lark load inside `run`.
+and light constants at module level; numpy, python-flint, highspy, egglog and lark load inside
+`run`.
 """
 
 from __future__ import annotations

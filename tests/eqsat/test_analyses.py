@@ -174,11 +174,46 @@ def test_axis_split_is_not_offered_when_it_cannot_save_additions():
     assert list(analyses.axis_splits(t.canonicalise(GAUSS3).literal, t.LiteralTable())) == []
 
 
-def test_factors_memo_matches_sympy_factor_list():
+def test_factors_memo_gives_gauss5_as_eight_binomials():
     k = t.canonicalise(GAUSS5).literal
     assert analyses.factors(k) is analyses.factors(k)
     assert sorted(t.key_of(f) for f in analyses.factors(k)) == (
         ["0,0:1 0,1:1"] * 4 + ["0,0:1 1,0:1"] * 4)
+
+
+def _binomial(*taps: tuple[tuple[int, int], int]) -> Kernel:
+    return Kernel.of(dict(taps))
+
+
+def test_factors_come_in_the_order_the_programs_were_made_with():
+    # The order (fewest powers of x, then multiplicity, then coefficients; content last) steers
+    # which of several equally short decompositions the chain and the e-graph pick: these
+    # lists are what kalg's factoring gave when the golden programs were made (sympy's).
+    a, b = _binomial(((0, 0), 1), ((1, 0), 1)), _binomial(((0, 0), 1), ((0, 1), 1))
+    c = _binomial(((0, 0), 1), ((0, 1), -2), ((1, 1), 1))
+    d = _binomial(((0, 0), 2), ((1, 0), -1))
+    k = a.compose(a).compose(b).compose(c).compose(d).compose(d).scale(-3)
+    assert [t.key_of(f) for f in analyses.factors(k)] == [
+        "0,0:1 0,1:1", "0,0:1 0,1:-2 1,1:1", "0,0:-2 1,0:1", "0,0:-2 1,0:1", "0,0:1 1,0:1",
+        "0,0:1 1,0:1", "0,0:-3"]
+    k = b.compose(b).compose(d).compose(c).scale(6)
+    assert [t.key_of(f) for f in analyses.factors(k)] == [
+        "0,0:1 0,1:1", "0,0:1 0,1:1", "0,0:-2 1,0:1", "0,0:1 0,1:-2 1,1:1", "0,0:-6"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(integer_kernels, st.integers(1, 3))
+def test_factors_are_irreducible_and_multiply_back_to_the_kernel(k, power):
+    k = k.power(power).trimmed()
+    k = k.shift(-k.bounds()[0], -k.bounds()[2])  # a polynomial: no negative powers
+    fs = analyses.factors(k)
+    product = Kernel.unit()
+    for f in fs:
+        product = product.compose(f)
+    (px, py), (kx, ky) = min(product.trimmed().taps), min(k.trimmed().taps)
+    assert product.shift(kx - px, ky - py).same_values(k)  # equal up to the monomial dropped
+    for f in fs[:-1] if fs and len(fs[-1]) == 1 else fs:
+        assert len(f) > 1 and analyses.factors(f) == [f]  # irreducible, primitive, sign +
 
 
 def test_sole_namer_literals_credit_their_analysis():

@@ -105,13 +105,14 @@ def _take(factors: list[Kernel], f: Kernel) -> bool:
 
 SEPARATE_ABOVE = 81
 """Kernels with more taps than this are factored row and column apart when they are separable:
-sympy took 10 s to factor the 31x31 Gaussian as one polynomial in x and y, and milliseconds for
-its row and column. (Smaller kernels keep the joint factorisation, and their chains.)"""
+sympy (kalg's factoring before python-flint) took 10 s to factor the 31x31 Gaussian as one
+polynomial in x and y, and milliseconds for its row and column. (Smaller kernels keep the joint
+factorisation, and their chains; the split stays so that the programs stay the same.)"""
 
 
 def _factors(k: Kernel) -> list[Kernel]:
     if len(k.trimmed()) > SEPARATE_ABOVE and (split := separation(k)) is not None:
-        return factors(split[1]) + factors(split[0])  # column first, as sympy orders them
+        return factors(split[1]) + factors(split[0])  # column first, as `factors` orders them
     return factors(k)
 
 
@@ -168,7 +169,7 @@ def _plan(k: Kernel, split: bool = False,
     (px, py), (kx, ky) = min(product.trimmed().taps), min(integer.trimmed().taps)
     shift = (kx - px, ky - py)
     if product.shift(*shift).trimmed() != integer.trimmed():
-        return None  # sympy's monomial part was more than a shift: do not guess
+        return None  # the monomial part was more than a shift: do not guess
     shift = (shift[0] + x0, shift[1] + y0)
     if split:
         fs = _negated([_split(f) or f for f in fs])

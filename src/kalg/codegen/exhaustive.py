@@ -43,6 +43,7 @@ length exists. A program it returns has been executed exactly and numerically by
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
@@ -151,9 +152,16 @@ class _Template:
     """(register, form) pairs; form None: left undefined (3-argument div's source)."""
 
 
-def _instructions(op_set: str, registers: Sequence[str]) -> list[_Template]:
+def _instructions(op_set: str, registers: Sequence[str]) -> tuple[_Template, ...]:
     """Every legal instruction of `op_set` on `registers`, one per distinct effect, in a fixed
     order. `res` is left out (it writes zero)."""
+    return _instruction_table(op_set, tuple(registers))
+
+
+@functools.lru_cache(maxsize=8)
+def _instruction_table(op_set: str, registers: tuple[str, ...]) -> tuple[_Template, ...]:
+    """`_instructions`, made once per op set and register file in a process (4668 templates
+    for op set all and six registers: about 0.05 s, as long as a small search itself)."""
     templates, seen = [], set()
     for cls in sorted(OP_SETS[op_set], key=lambda c: c.__name__):
         if cls.mnemonic == "res":
@@ -171,7 +179,7 @@ def _instructions(op_set: str, registers: Sequence[str]) -> list[_Template]:
                 continue
             seen.add(writes)
             templates.append(_Template(instr, instr.reads(), writes))
-    return templates
+    return tuple(templates)
 
 
 def _term(t: tuple[Fraction, str, tuple[int, int]]) -> Term:

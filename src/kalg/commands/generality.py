@@ -26,7 +26,7 @@ COLUMNS = ("kernel", "ops", "kalg", "proven optimum", "best found", "horner", "c
 def horner_count(path: Path, ops: str, registers: tuple[str, ...] | None) -> int | None:
     """Instructions of the Horner baseline (`direct_decomposition`, screening budget, verified
     exactly by the code generator); None when it is too large or does not fit."""
-    from kalg import codegen, frontend  # numpy, sympy: only when compiling
+    from kalg import codegen, frontend  # numpy, python-flint: only when compiling
     from kalg.eqsat.optimize import direct_decomposition
 
     module = frontend.load_file(path)

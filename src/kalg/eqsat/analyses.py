@@ -6,7 +6,7 @@ analysis proposes Kernel terms equal to it:
 * `digit_planes`: the taps grouped by power-of-two digit (non-adjacent form), the base case that
   always exists — AUKE's and Cain's atoms, grouped by scale;
 * `factorisations`: exact factorisation over the integers of the kernel read as a polynomial in x
-  and y (sympy), every split of the factors into two groups — finds separability (rank 1) and
+  and y (python-flint), every split of the factors into two groups — finds separability (rank 1) and
   repeated binomials (gauss5 = gauss3 ∘ gauss3);
 * `separation`: rank-1 separability, k = row ∘ column, found by exact division (no factoring, so
   no split limit can hide it);
@@ -19,7 +19,7 @@ analysis proposes Kernel terms equal to it:
   becomes (1 - x^-1)(1 - x) + (1 - y^-1)(1 - y) + c, which no factorisation of K itself finds.
 
 Every seed is exact: `tests/test_analyses.py` evaluates each one back to its literal.
-Pure Python (sympy for factoring); no egglog here.
+Pure Python (python-flint for factoring); no egglog here.
 """
 
 from __future__ import annotations
@@ -32,13 +32,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-import sympy
+import flint
 
 from kalg.approx import pow2_digits
 from kalg.eqsat import terms as t
 from kalg.kernel import Kernel
 
-_X, _Y = sympy.symbols("x y")
+_ZZ = flint.fmpz_mpoly_ctx.get(("x", "y"), "lex")
+_QQ = flint.fmpq_mpoly_ctx.get(("x", "y"), "lex")
 
 
 @dataclass
@@ -257,25 +258,52 @@ def _horner(planes: dict[int, list[str]]) -> str:
 
 
 # ------------------------------------------------------------------ factorisation
-def _polynomial(k: Kernel) -> sympy.Poly:
-    return sympy.Poly(sum(int(c) * _X**x * _Y**y for (x, y), c in k.entries), _X, _Y)
+def _polynomial(k: Kernel, ring=_ZZ):
+    """k as a polynomial in x and y over `ring` (_ZZ: integer taps, _QQ); k has no negative
+    offset (callers pass canonical literals: a polynomial, not a Laurent polynomial)."""
+    taps = {(x, y): int(c) for (x, y), c in k.entries}
+    if any(x < 0 or y < 0 for x, y in taps):
+        raise ValueError(f"a kernel with negative offsets is not a polynomial: {k}")
+    return ring.from_dict(taps)
 
 
-def _kernel(p: sympy.Expr) -> Kernel:
-    poly = sympy.Poly(p, _X, _Y)
-    return Kernel.of({(int(a), int(b)): Fraction(int(c.p), int(c.q)) for (a, b), c in poly.terms()})
+def _kernel(p) -> Kernel:
+    return Kernel.of({(int(a), int(b)): Fraction(int(c.p), int(c.q)) if isinstance(c, flint.fmpq)
+                      else Fraction(int(c)) for (a, b), c in p.terms()})
 
 
 @functools.lru_cache(maxsize=1024)
 def factors(k: Kernel) -> list[Kernel]:
     """The non-trivial integer factors of k (with multiplicity), monomials dropped, content kept.
 
-    Memoised (sympy's factoring dominates the analyses): callers must not mutate the list."""
-    content, parts = _polynomial(k).factor_list()
-    out = [_kernel(f.as_expr()) for f, m in parts for _ in range(m) if len(f.terms()) > 1]
+    Each factor is primitive with a positive leading coefficient (lex, x before y), the sign in
+    the content; the factors come in a fixed order, fewest powers of x first, then lowest
+    multiplicity, then by their coefficients (the order sympy's factor_list gives, which the
+    programs were made with: a different order gives other, equally valid, programs).
+    Memoised (factoring dominates the analyses): callers must not mutate the list."""
+    content, parts = _polynomial(k).factor()
+    content = int(content)
+    normal = []
+    for f, m in parts:
+        if _dense(f)[0][0] < 0:  # python-flint normalises so already: the rule, made explicit
+            f, content = -f, content * (-1) ** int(m)
+        normal.append((_dense(f), int(m), f))
+    normal.sort(key=lambda e: (len(e[0]), e[1], e[0]))
+    out = [_kernel(f) for _, m, f in normal for _ in range(m) if len(f) > 1]
     if content != 1:
-        out.append(Kernel.unit(value=int(content)))
+        out.append(Kernel.unit(value=content))
     return out
+
+
+def _dense(p) -> list[list[int]]:
+    """p as nested coefficient lists, highest power of x first, each a list of coefficients of
+    y from its highest power down (sympy's dense form: the sort key of `factors`)."""
+    terms = {(int(a), int(b)): int(c) for (a, b), c in p.terms()}
+    rows: dict[int, dict[int, int]] = {}
+    for (a, b), c in terms.items():
+        rows.setdefault(a, {})[b] = c
+    return [[rows[a].get(b, 0) for b in range(max(rows[a]), -1, -1)] if a in rows else []
+            for a in range(max(rows), -1, -1)]
 
 
 def factorisations(k: Kernel, table: t.LiteralTable, max_splits: int = 40) -> Iterator[str]:
@@ -345,10 +373,13 @@ def shared_factors(outputs: dict[str, Kernel], table: t.LiteralTable,
 def quotient(p: Kernel, q: Kernel) -> Kernel | None:
     """The kernel r with r·q == p exactly, or None when q does not divide p."""
     cp, cq = t.canonicalise(p), t.canonicalise(q)
-    ratio, rest = sympy.div(_polynomial(cp.literal), _polynomial(cq.literal), domain="QQ")
-    if not rest.is_zero or len(_polynomial(cq.literal).terms()) < 2:
+    divisor = _polynomial(cq.literal, _QQ)
+    if len(divisor) < 2:
         return None
-    r = (_kernel(ratio.as_expr())
+    ratio, rest = divmod(_polynomial(cp.literal, _QQ), divisor)
+    if rest != 0:  # a remainder with respect to one divisor is zero exactly when it divides
+        return None
+    r = (_kernel(ratio)
          .scale(Fraction(cp.sign * cq.sign * 2**cq.halvings, 2**cp.halvings))
          .shift(cp.offset[0] - cq.offset[0], cp.offset[1] - cq.offset[1]))
     if not r.is_dyadic() or not r.compose(q).same_values(p):
@@ -573,7 +604,7 @@ def _dyadic(c: Fraction) -> bool:
 def pivot_splits(k: Kernel, table: t.LiteralTable, max_splits: int = 2,
                  halvings: int = 0) -> Iterator[str]:
     """K = S + c·x^px y^py: S is K with one tap p changed so that S is divisible by a binomial
-    (1 ± x) or (1 ± y), and S factors (sympy); c is the change. Finds a smooth factorable
+    (1 ± x) or (1 ± y), and S factors; c is the change. Finds a smooth factorable
     kernel minus a scaled identity where no single factorisation of K exists.
 
     The value v of S at p follows from one equation (S vanishes at x = ∓1, resp. y); every other
