@@ -99,19 +99,28 @@ class Scorer:
         self.est = est
         self.space = gen.space
         self._ranked_base: dict[tuple[Terms, int], list[tuple[float, Move, frozenset[Key]]]] = {}
+        self._ranked_all: dict[Terms, list[tuple[float, Move, frozenset[Key]]]] = {}
         self._operand_costs: dict[Operand, float] = {}
+        self.states: dict[tuple[Bag, Focus, int], _Ranked] = {}
+        """What a search computes of a state that depends on neither the register budget nor
+        the search (`_Search._ranked`): every search of this network, op set and ranking that
+        reaches the same bag reuses it (a rung's screen and refines, and the rungs of the
+        ladder, meet the same states often)."""
 
     def base_moves(self, terms: Terms, keep: int) -> list[tuple[float, Move, frozenset[Key]]]:
         """A goal's own moves with their work, best first, the first `keep` only, each with
-        the set of its operands' keys (a set keeps their hashes: tuples do not)."""
+        the set of its operands' keys (a set keeps their hashes: tuples do not). The whole
+        ranking is made once per goal, whatever `keep` asks for (screens and refines differ)."""
         if (ranked := self._ranked_base.get((terms, keep))) is None:
-            moves = self.gen.base(terms)
-            if not self.est.w.self_difference:
-                moves = [m for m in moves if type(m) is not CentreMove]
-            empty: set[Key] = set()
-            scored = sorted((self.work(m, empty, empty), i) for i, m in enumerate(moves))
-            ranked = [(w, moves[i], frozenset(moves[i].step.srcs)) for w, i in scored[:keep]]
-            self._ranked_base[(terms, keep)] = ranked
+            if (full := self._ranked_all.get(terms)) is None:
+                moves = self.gen.base(terms)
+                if not self.est.w.self_difference:
+                    moves = [m for m in moves if type(m) is not CentreMove]
+                empty: set[Key] = set()
+                scored = sorted((self.work(m, empty, empty), i) for i, m in enumerate(moves))
+                full = [(w, moves[i], frozenset(moves[i].step.srcs)) for w, i in scored]
+                self._ranked_all[terms] = full
+            ranked = self._ranked_base[(terms, keep)] = full[:keep]
         return ranked
 
     def work(self, move: Move, present: set[Key], classes: set[Key]) -> float:
@@ -141,6 +150,18 @@ class Scorer:
             c = self.est.goal_cost(self.gen.opened(part)) + self.est.w.size
             self._operand_costs[part] = c
         return c
+
+
+class _Ranked:
+    """A state's moves, best first, and the bag each leaves once applied (filled as the
+    searches apply them): `applied[i]` is None until move i is applied, then
+    (bag, keys, registers the step needs, whether the input is live across it)."""
+
+    __slots__ = ("applied", "moves")
+
+    def __init__(self, moves: list[Move]):
+        self.moves = moves
+        self.applied: list[tuple[Bag, tuple[Key, ...], int, bool] | None] = [None] * len(moves)
 
 
 class Focus(Enum):
@@ -261,10 +282,14 @@ class _Search:
         """Children of the best `moves` moves that fit, scored; records complete schedules."""
         scored = []
         tried = 0
-        for move in self._promising(state, focus):
+        ranked = self._ranked(state, focus)
+        applied = ranked.applied
+        for i, move in enumerate(ranked.moves):
             if tried >= self.limits.moves:
                 break
-            child = self._apply(state, move)
+            if (after := applied[i]) is None:
+                after = applied[i] = self._after(state.bag, move)
+            child = self._apply(state, move, after)
             if child is None:
                 continue
             tried += 1
@@ -279,6 +304,17 @@ class _Search:
                 continue
             scored.append((self._estimate(child), keys, child))
         return scored, tried > 0
+
+    def _ranked(self, state: _State, focus: Focus) -> _Ranked:
+        """`_promising`'s moves of the state, from the scorer's cache where any search of the
+        same network, op set and ranking has ranked the same bag (not under `Focus.NEWEST`,
+        whose goals depend on the step just undone)."""
+        if focus is Focus.NEWEST:
+            return _Ranked(self._promising(state, focus))
+        key = (state.bag, focus, self.limits.moves_per_goal)
+        if (ranked := self.scorer.states.get(key)) is None:
+            ranked = self.scorer.states[key] = _Ranked(self._promising(state, focus))
+        return ranked
 
     def _promising(self, state: _State, focus: Focus) -> list[Move]:
         """Moves ranked by the estimated work they leave (cheap and local), best first: the
@@ -318,22 +354,31 @@ class _Search:
             return False
         return child.g + self.est.lower_bound(child.bag) >= min(s.g for s in self.found)
 
-    def _apply(self, state: _State, move: Move) -> _State | None:
-        """The state before `move`'s step, or None if the step does not fit the budget."""
+    def _after(self, bag: Bag, move: Move) -> tuple[Bag, tuple[Key, ...], int, bool]:
+        """The bag before `move`'s step, its keys, the registers the step needs, and whether
+        the input is live across it: all independent of the register budget."""
         step = move.step
-        through = [entry for entry in state.bag if entry[0] not in step.dests]
+        through = [entry for entry in bag if entry[0] not in step.dests]
         live = {k for k, _ in through}
         added = _new_operands(move, live)
-        if need(step, live, len(through) + len(added)) > self.registers:
-            return None
         if added:
             bag = tuple(sorted(through + [(p.key, self.gen.opened(p)) for p in added]))
         else:
             bag = tuple(through)
+        return bag, _bag_keys(bag), need(step, live, len(through) + len(added)), INPUT_KEY in live
+
+    def _apply(self, state: _State, move: Move,
+               after: tuple[Bag, tuple[Key, ...], int, bool]) -> _State | None:
+        """The state before `move`'s step (`after`: `_after`), or None if the step does not
+        fit the budget."""
+        bag, keys, needed, input_live = after
+        if needed > self.registers:
+            return None
+        step = move.step
         # Making the output bound for the input's register while the input is still live
         # means that output cannot go straight to its register: it costs a final move.
-        clash = int(self.input_output in step.dests and INPUT_KEY in live)
-        return _State(bag, _bag_keys(bag), state.g + step.cost + clash, step, state)
+        clash = int(input_live and self.input_output in step.dests)
+        return _State(bag, keys, state.g + step.cost + clash, step, state)
 
 
 def _new_operands(move: Move, live: set[Key]) -> list[Operand]:
