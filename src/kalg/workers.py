@@ -18,7 +18,7 @@ Contracts:
   children run, this process and each child get an equal share of the headroom left under the
   cap, so together they stay within it; this process gets its own cap back afterwards.
 * No child outlives `ordered_map`: each is joined, and killed first if it is still running
-  (an exception here, or Ctrl-C).
+  (an exception here, or Ctrl-C); a child dies with this process if this one is killed.
 
 Only code generation uses it (`kalg.portfolio`): the e-graph's saturation runs in its own child
 before, never at the same time.
@@ -108,15 +108,30 @@ def _take(order: Sequence[int], counter, lock):
 
 
 def _child(job, order, counter, lock, send) -> None:
+    _die_with_parent()
     try:
         for i in _take(order, counter, lock):
             try:
                 result = job(i)
-            except BaseException:  # the parent runs it again (and reports its error)
+            except Exception:  # the parent runs it again (and reports its error)
                 continue
             send.send((i, result))
+    except KeyboardInterrupt:  # Ctrl-C reaches the parent too, which stops
+        pass
     finally:
         send.close()
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to kill this child if the parent dies first (killed: no `finally` runs
+    there), so that no search outlives the kalg that asked for it. Elsewhere, nothing."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def _collect(receive, results: dict) -> None:
