@@ -8,7 +8,9 @@ takes jobs too, and its forked children send their results back through a pipe.
 
 Contracts:
 
-* `KALG_WORKERS=1` (or a machine with one core) runs every job here, in order: no fork.
+* `KALG_WORKERS=1` (or a machine with one core) runs every job here, in order: no fork. So does
+  a process with other threads (a library's, or a host application's): forking it can deadlock
+  the child (a lock held by a thread that the child does not have).
 * A job must be a pure function of its index (given what this process held when it forked):
   a child's result is then the result this process would compute.
 * A job a child could not finish (an exception, a child killed or out of memory) is run again
@@ -62,7 +64,7 @@ def ordered_map[T](job: Callable[[int], T], count: int, first: Sequence[int] | N
     order = list(first) if first is not None else list(range(count))
     assert sorted(order) == list(range(count)), "first must be a permutation of the jobs"
     processes = min(processes or workers(), count)
-    if processes <= 1:
+    if processes <= 1 or _threads() > 1:  # forking a threaded process can deadlock the child
         return [job(i) for i in range(count)]
     ctx = mp.get_context("fork")
     counter = ctx.RawValue("i", 0)
@@ -94,6 +96,18 @@ def ordered_map[T](job: Callable[[int], T], count: int, first: Sequence[int] | N
     for i in sorted(set(range(count)) - set(results)):  # the jobs a child did not answer
         results[i] = job(i)
     return [results[i] for i in range(count)]
+
+
+def _threads() -> int:
+    """This process's threads (1 where /proc cannot say)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("Threads:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 1
 
 
 def _take(order: Sequence[int], counter, lock):
