@@ -758,7 +758,16 @@ def _choose_program(candidates: dict[str, dict[str, Decomposition]], outputs: di
                     ) -> tuple[list[Instr], str, str | None]:
     """The decomposition candidates' best program (`_best_program`, for up to `JOINT_OUTPUTS`
     outputs) against the filter's own programs (`_filter_programs`): the shortest, its name,
-    and why a search stopped early (None: none did)."""
+    and why a search stopped early (None: none did). Python's cycle collector is paused
+    meanwhile (`codegen.collector_paused`: a third of code generation's time)."""
+    with codegen.collector_paused():
+        return _choose(candidates, outputs, registers, input_register, ops, settings, deadline,
+                       large)
+
+
+def _choose(candidates: dict[str, dict[str, Decomposition]], outputs: dict,
+            registers: tuple[str, ...], input_register: str, ops: str, settings: Settings,
+            deadline: _Deadline, large: bool) -> tuple[list[Instr], str, str | None]:
     found, stop = None, None
     pressure = _no_joint_program(outputs, registers)
     if len(outputs) <= JOINT_OUTPUTS:

@@ -28,7 +28,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from kalg import codegen
+from kalg import codegen, workers
 from kalg.decomp import Decomposition
 from kalg.diagnostics import KalgError, RegisterPressureError, ResourceLimitError
 from kalg.scamp5.isa import Instr, bus_steps
@@ -162,31 +162,50 @@ def best_program(candidates: dict[str, dict[str, Decomposition]], budget: Budget
     """The shortest program (then fewest bus steps) over every op set and rung of `budget`.
     `candidates[op_set]` are the candidates searched with that op set (ordered: ties keep the
     earlier one). `deadline` (the pipeline's --timeout: `end`, `left()`, `passed()`, `seconds`)
-    stops the search with what it has - the one way the result can depend on the clock."""
+    stops the search with what it has - the one way the result can depend on the clock.
+    The rungs are independent searches: `workers.ordered_map` runs them on this process and a
+    forked one (`KALG_WORKERS`), the full rungs first, and they are compared in ladder order,
+    so the program is the one a serial search finds."""
     deadline = deadline or _NoDeadline()
+    plan = [(op_rank, op_set, size) for op_rank, op_set in enumerate(budget.op_sets())
+            for size in budget.sizes()]
+    usable = {op_set: _distinct(searchable(candidates[op_set])) for op_set in budget.op_sets()}
+    memo = codegen.Memo()  # every rung searches the same networks: build their moves once
+
+    def rung(index: int):
+        _, op_set, size = plan[index]
+        if deadline.passed():
+            return None
+        if progress:
+            progress(f"code generation: rung {index + 1} of {len(plan)} ({op_set}, {size} "
+                     "registers)")
+        registers, _ = budget.rung(size)
+        try:
+            return _rung(usable[op_set], registers, budget.input, op_set, size in FULL_SIZES,
+                         deadline, memo)
+        except RegisterPressureError as err:
+            return err
+
+    # The full rungs of the richest op set are the longest searches: hand them out first.
+    first = sorted(range(len(plan)), key=lambda i: (plan[i][2] not in FULL_SIZES,
+                                                    -plan[i][0], -plan[i][2]))
+    try:
+        outcomes = workers.ordered_map(rung, len(plan), first)
+    finally:
+        memo.release()
     best: tuple[tuple[int, int, int, int, int], str, list[Instr], dict[str, str],
                 Decomposition] | None = None
     pressure: RegisterPressureError | None = None
-    plan = [(op_rank, op_set, size) for op_rank, op_set in enumerate(budget.op_sets())
-            for size in budget.sizes()]
-    memo = codegen.Memo()  # every rung searches the same networks: build their moves once
-    for number, (op_rank, op_set, size) in enumerate(plan, 1):
-        if deadline.passed():
-            break
-        usable = _distinct(searchable(candidates[op_set]))
-        if progress:
-            progress(f"code generation: rung {number} of {len(plan)} ({op_set}, {size} "
-                     "registers)")
-        registers, renaming = budget.rung(size)
-        try:
-            (length, bus, order), name, program = _rung(
-                usable, registers, budget.input, op_set, size in FULL_SIZES, deadline, memo)
-        except RegisterPressureError as err:
-            pressure = pressure or err
+    for (op_rank, op_set, size), outcome in zip(plan, outcomes, strict=True):
+        if outcome is None:  # the deadline passed before this rung
             continue
+        if isinstance(outcome, RegisterPressureError):
+            pressure = pressure or outcome
+            continue
+        (length, bus, order), name, program = outcome
         key = (length, bus, -op_rank, -size, order)
         if best is None or key < best[0]:
-            best = (key, name, program, renaming, usable[name])
+            best = (key, name, program, budget.rung(size)[1], usable[op_set][name])
     stop = timeout_stop(deadline, found=best is not None)
     if best is None:
         raise pressure or RegisterPressureError(

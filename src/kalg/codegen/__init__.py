@@ -31,7 +31,7 @@ from kalg.codegen.chain import factor_chain
 from kalg.codegen.filling import last_written
 from kalg.codegen.limits import QUICK, Budget, Limits
 from kalg.codegen.matrix import matrix_program
-from kalg.codegen.memo import Memo
+from kalg.codegen.memo import Memo, collector_paused
 from kalg.codegen.regalloc import allocate
 from kalg.codegen.search import search
 from kalg.codegen.sequential import sequential
@@ -40,7 +40,7 @@ from kalg.diagnostics import RegisterPressureError, VerificationError
 from kalg.scamp5.isa import OP_SETS, Instr, bus_steps, op_set_violation
 from kalg.scamp5.symbolic import initial_state, step, verify_exact, verify_exact_channels
 
-__all__ = ["QUICK", "Limits", "Memo", "factor_chain", "full_filter", "generate",
+__all__ = ["QUICK", "Limits", "Memo", "collector_paused", "factor_chain", "full_filter", "generate",
            "matrix_channels", "matrix_filter"]
 
 INLINE_CAPS = (0, 4, 8)
@@ -60,7 +60,17 @@ def generate(decomp: Decomposition, registers: Sequence[str] = ("A", "B", "C", "
     """
     _check_arguments(decomp, registers, input_register, op_set)
     limits = limits or Limits()
-    memo = memo or Memo()
+    if memo is not None:
+        return _generate(decomp, registers, input_register, op_set, limits, memo)
+    memo = Memo()  # this call's own: released when it returns
+    try:
+        return _generate(decomp, registers, input_register, op_set, limits, memo)
+    finally:
+        memo.release()
+
+
+def _generate(decomp: Decomposition, registers: Sequence[str], input_register: str,
+              op_set: str, limits: Limits, memo: Memo) -> list[Instr]:
     try:
         best: list[Instr] | None = _joint(decomp, registers, input_register, op_set, limits,
                                           memo)

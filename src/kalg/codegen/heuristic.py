@@ -57,9 +57,9 @@ class Estimator:
         self.w = weights or Weights()
         self.node_cost = [self._node_cost(i) for i in range(len(space.net.nodes))]
         self._goal_cost: dict[Terms, float] = {}
-        self._infos: dict[Key, _GoalInfo] = {}
+        self._infos: dict[Terms, _GoalInfo] = {}
         self._classes: dict[Key, Key] = {}
-        self._estimates: dict[tuple[Key, ...], float] = {}
+        self._estimates: dict[tuple[tuple[Key, Terms], ...], float] = {}
 
     # ------------------------------------------------------------------ pieces
     def combine(self, k: int) -> int:
@@ -122,7 +122,9 @@ class Estimator:
 
     # ------------------------------------------------------------------ states
     def _info(self, key: Key, terms: Terms) -> _GoalInfo:
-        if (info := self._infos.get(key)) is not None:
+        # Memoised by the terms, not the key: the same value may come as other terms, and a
+        # cache that kept the first terms' facts would depend on which search asked first.
+        if (info := self._infos.get(terms)) is not None:
             return info
         canon, anchor, sign = sign_class(key)
         nodes: set[int] = set()
@@ -139,7 +141,7 @@ class Estimator:
                 nodes.add(n)
                 nodes |= self.space.descendants[n]
         info = _GoalInfo(canon, anchor[0], anchor[1], sign, own, frozenset(nodes), placements)
-        self._infos[key] = info
+        self._infos[terms] = info
         return info
 
     def _single_cost(self, n: int, x: int, y: int, s: int) -> float:
@@ -153,16 +155,19 @@ class Estimator:
         """Own work of each goal (a translate of a sum goal only pays its move), one div per
         place a halving is wanted (div gives x/2 and -x/2 together), every node still to
         build below them, once, and the pressure of the bag on `registers`. `keys`, if given,
-        are the bag's keys (saves building them)."""
-        if keys is None:
-            keys = tuple(k for k, _ in bag)
-        if (e := self._estimates.get(keys)) is None:
-            e = self._estimates[keys] = self._work_left(bag)
-        # Added last, as a sum of the parts would: the same float whichever budget asks.
-        return e + self.w.pressure * max(0, len(bag) - (registers - 2))
+        are accepted for compatibility (the memo is by bag: a pure function of it)."""
+        if (e := self._estimates.get(bag)) is None:
+            e = self._estimates[bag] = self.work_left(bag)
+        return self.with_pressure(e, len(bag), registers)
 
-    def _work_left(self, bag: tuple[tuple[Key, Terms], ...]) -> float:
-        """`estimate` without its pressure term (which alone depends on the budget)."""
+    def with_pressure(self, work: float, values: int, registers: int) -> float:
+        """`work_left`'s `work` plus the pressure of `values` live values on `registers`."""
+        # Added last, as a sum of the parts would: the same float whichever budget asks.
+        return work + self.w.pressure * max(0, values - (registers - 2))
+
+    def work_left(self, bag: tuple[tuple[Key, Terms], ...]) -> float:
+        """`estimate` without its pressure term (which alone depends on the budget); not
+        memoised (the search keeps it with the bag)."""
         total = 0.0
         nodes: set[int] = set()
         placed: set[tuple[int, int, int, int]] = set()
@@ -171,7 +176,7 @@ class Estimator:
         for key, terms in bag:
             if key == INPUT_KEY:
                 continue
-            if (info := infos.get(key)) is None:
+            if (info := infos.get(terms)) is None:
                 info = self._info(key, terms)
             nodes |= info.nodes
             placed |= info.placements

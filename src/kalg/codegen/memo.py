@@ -18,6 +18,10 @@ bounds its lifetime.
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from kalg.codegen.goals import Space
 from kalg.codegen.heuristic import Estimator, Weights
 from kalg.codegen.moves import MoveGen
@@ -50,6 +54,18 @@ class Memo:
             gen = self._moves[(net, op_set)] = MoveGen(self.space(net), op_set)
         return gen
 
+    def release(self) -> None:
+        """Drop everything cached. The operands of the move generators link to each other
+        (translates, negations: cycles), which only Python's cycle collector would free; the
+        links are cut here so that the memory goes back at once, even with the collector
+        paused (`pipeline` pauses it during code generation)."""
+        for gen in self._moves.values():
+            gen.release()
+        self._networks.clear()
+        self._spaces.clear()
+        self._moves.clear()
+        self._scorers.clear()
+
     def scorer(self, net: Network, op_set: str, weights: Weights):
         """The `search.Scorer` of the network, op set and ranking weights."""
         from kalg.codegen.search import Scorer  # search builds on this module
@@ -60,3 +76,19 @@ class Memo:
             est = Estimator(gen.space, op_set, weights)
             scorer = self._scorers[key] = Scorer(gen, est)
         return scorer
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cycle collector off for the block (back on after, if it was on). Code
+    generation allocates millions of small tuples that live as long as a `Memo`, and each full
+    collection walks all of them: a third of the code generator's time. What the block drops
+    is freed by reference counting, the memos' own cycles by `Memo.release`."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+

@@ -154,6 +154,16 @@ class MoveGen:
         self._parts: dict[Terms, Operand] = {}
         self._splits: dict[Terms, list[tuple[Operand, Operand]]] = {}
 
+    def release(self) -> None:
+        """Cut the links between this generator's operands (`memo.Memo.release`) and forget
+        them; the generator is empty afterwards."""
+        for p in self._parts.values():
+            p._moved_from = p._class_of = p._negated = None
+            p._shifted = {}
+        self._parts.clear()
+        self._base.clear()
+        self._splits.clear()
+
     # ------------------------------------------------------------------ helpers
     def part(self, terms: Terms) -> Operand:
         """The operand with these terms (memoised: keys are the expensive part)."""

@@ -42,6 +42,8 @@ class _State:
     keys: tuple[Key, ...]
     """The bag's keys (`_bag_keys`): the state's identity, asked for often."""
     g: int
+    facts: _Facts
+    """What the search asks of the bag (shared by every state with this bag)."""
     step: Step | None = None
     parent: _State | None = field(default=None, repr=False)
     estimate: float | None = None
@@ -99,19 +101,38 @@ class Scorer:
         self.est = est
         self.space = gen.space
         self._ranked_base: dict[tuple[Terms, int], list[tuple[float, Move, frozenset[Key]]]] = {}
+        self._ranked_all: dict[Terms, list[tuple[float, Move, frozenset[Key]]]] = {}
         self._operand_costs: dict[Operand, float] = {}
+        self.states: dict[tuple[int, Focus, int], _Ranked] = {}
+        """What a search computes of a state that depends on neither the register budget nor
+        the search (`_Search._ranked`): every search of this network, op set and ranking that
+        reaches the same bag reuses it (a rung's screen and refines, and the rungs of the
+        ladder, meet the same states often). Keyed by the bag's number (`facts`)."""
+        self._facts: dict[Bag, _Facts] = {}
+        self._key_ids: dict[tuple[Key, ...], int] = {}
+
+    def facts(self, bag: Bag) -> _Facts:
+        """The bag's `_Facts` (one object per bag: its keys hashed once)."""
+        if (f := self._facts.get(bag)) is None:
+            keys = _bag_keys(bag)
+            kid = self._key_ids.setdefault(keys, len(self._key_ids))
+            f = self._facts[bag] = _Facts(bag, keys, len(self._facts), kid)
+        return f
 
     def base_moves(self, terms: Terms, keep: int) -> list[tuple[float, Move, frozenset[Key]]]:
         """A goal's own moves with their work, best first, the first `keep` only, each with
-        the set of its operands' keys (a set keeps their hashes: tuples do not)."""
+        the set of its operands' keys (a set keeps their hashes: tuples do not). The whole
+        ranking is made once per goal, whatever `keep` asks for (screens and refines differ)."""
         if (ranked := self._ranked_base.get((terms, keep))) is None:
-            moves = self.gen.base(terms)
-            if not self.est.w.self_difference:
-                moves = [m for m in moves if type(m) is not CentreMove]
-            empty: set[Key] = set()
-            scored = sorted((self.work(m, empty, empty), i) for i, m in enumerate(moves))
-            ranked = [(w, moves[i], frozenset(moves[i].step.srcs)) for w, i in scored[:keep]]
-            self._ranked_base[(terms, keep)] = ranked
+            if (full := self._ranked_all.get(terms)) is None:
+                moves = self.gen.base(terms)
+                if not self.est.w.self_difference:
+                    moves = [m for m in moves if type(m) is not CentreMove]
+                empty: set[Key] = set()
+                scored = sorted((self.work(m, empty, empty), i) for i, m in enumerate(moves))
+                full = [(w, moves[i], frozenset(moves[i].step.srcs)) for w, i in scored]
+                self._ranked_all[terms] = full
+            ranked = self._ranked_base[(terms, keep)] = full[:keep]
         return ranked
 
     def work(self, move: Move, present: set[Key], classes: set[Key]) -> float:
@@ -143,6 +164,36 @@ class Scorer:
         return c
 
 
+class _Facts:
+    """A bag and what the searches ask of it, none of which depends on the register budget:
+    its keys, its number among the bags (`bid`) and among the key tuples (`kid`: the state's
+    identity for `_Search.best_g`), whether it is done, and its estimate without the pressure
+    term and its lower bound (computed when first asked)."""
+
+    __slots__ = ("bag", "bid", "done", "keys", "kid", "lower", "work")
+
+    def __init__(self, bag: Bag, keys: tuple[Key, ...], bid: int, kid: int):
+        self.bag = bag
+        self.keys = keys
+        self.bid = bid
+        self.kid = kid
+        self.done = all(k == INPUT_KEY for k in keys)
+        self.work: float | None = None
+        self.lower: int | None = None
+
+
+class _Ranked:
+    """A state's moves, best first, and what each leaves once applied (filled as the searches
+    apply them): `applied[i]` is None until move i is applied, then (the bag's `_Facts`, the
+    registers the step needs, whether the input is live across it)."""
+
+    __slots__ = ("applied", "moves")
+
+    def __init__(self, moves: list[Move]):
+        self.moves = moves
+        self.applied: list[tuple[_Facts, int, bool] | None] = [None] * len(moves)
+
+
 class Focus(Enum):
     """Which goals of a state the search may undo (which value may have been made last)."""
 
@@ -169,7 +220,8 @@ class _Search:
         self.outputs = tuple((reg, space.key(space.open(t))) for reg, t in space.net.outputs)
         bound = [key for reg, key in self.outputs if reg == input_register and key != INPUT_KEY]
         self.input_output: Key | None = bound[0] if bound else None
-        self.best_g: dict[tuple[Key, ...], int] = {}
+        self.best_g: dict[int, int] = {}
+        """Fewest instructions a state of each key tuple (`_Facts.kid`) was reached with."""
         self.found: list[_State] = []
         self.expanded = 0
         self.focus = focus
@@ -223,8 +275,8 @@ class _Search:
             goals.setdefault(key, self.space.open(terms))
         if len(goals) > self.registers:
             return None
-        bag = tuple(sorted(goals.items()))
-        return _State(bag, _bag_keys(bag), 0)
+        facts = self.scorer.facts(tuple(sorted(goals.items())))
+        return _State(facts.bag, facts.keys, 0, facts)
 
     def _select(self, states: list[_State]) -> list[_State]:
         ranked = sorted(states, key=lambda s: (self._estimate(s), s.keys))
@@ -234,14 +286,17 @@ class _Search:
         """The state's estimate, computed once (the estimator memoises by keys as well, but
         building and hashing the key tuple again costs more than keeping the number)."""
         if state.estimate is None:
-            state.estimate = self.est.estimate(state.bag, self.registers, state.keys)
+            facts = state.facts
+            if facts.work is None:
+                facts.work = self.est.work_left(facts.bag)
+            state.estimate = self.est.with_pressure(facts.work, len(facts.bag), self.registers)
         return state.estimate
 
     def _expand_level(self, states: list[_State], levels: dict[int, list[_State]]) -> None:
         for state in states:
             if self.expanded >= self.cap or self.budget.left <= 0:
                 return
-            if self.best_g.get(state.keys, state.g + 1) < state.g:
+            if self.best_g.get(state.facts.kid, state.g + 1) < state.g:
                 continue
             self.expanded += 1
             self.budget.left -= 1
@@ -261,24 +316,40 @@ class _Search:
         """Children of the best `moves` moves that fit, scored; records complete schedules."""
         scored = []
         tried = 0
-        for move in self._promising(state, focus):
+        ranked = self._ranked(state, focus)
+        applied = ranked.applied
+        for i, move in enumerate(ranked.moves):
             if tried >= self.limits.moves:
                 break
-            child = self._apply(state, move)
+            if (after := applied[i]) is None:
+                after = applied[i] = self._after(state.bag, move)
+            child = self._apply(state, move, after)
             if child is None:
                 continue
             tried += 1
-            if _done(child.bag):
+            facts = child.facts
+            if facts.done:
                 self.found.append(child)
                 continue
-            keys = child.keys
-            if self.best_g.get(keys, child.g + 1) <= child.g:
+            kid = facts.kid
+            if self.best_g.get(kid, child.g + 1) <= child.g:
                 continue
-            self.best_g[keys] = child.g
+            self.best_g[kid] = child.g
             if self._hopeless(child):
                 continue
-            scored.append((self._estimate(child), keys, child))
+            scored.append((self._estimate(child), child.keys, child))
         return scored, tried > 0
+
+    def _ranked(self, state: _State, focus: Focus) -> _Ranked:
+        """`_promising`'s moves of the state, from the scorer's cache where any search of the
+        same network, op set and ranking has ranked the same bag (not under `Focus.NEWEST`,
+        whose goals depend on the step just undone)."""
+        if focus is Focus.NEWEST:
+            return _Ranked(self._promising(state, focus))
+        key = (state.facts.bid, focus, self.limits.moves_per_goal)
+        if (ranked := self.scorer.states.get(key)) is None:
+            ranked = self.scorer.states[key] = _Ranked(self._promising(state, focus))
+        return ranked
 
     def _promising(self, state: _State, focus: Focus) -> list[Move]:
         """Moves ranked by the estimated work they leave (cheap and local), best first: the
@@ -316,24 +387,37 @@ class _Search:
     def _hopeless(self, child: _State) -> bool:
         if not self.found:
             return False
-        return child.g + self.est.lower_bound(child.bag) >= min(s.g for s in self.found)
+        facts = child.facts
+        if facts.lower is None:
+            facts.lower = self.est.lower_bound(facts.bag)
+        return child.g + facts.lower >= min(s.g for s in self.found)
 
-    def _apply(self, state: _State, move: Move) -> _State | None:
-        """The state before `move`'s step, or None if the step does not fit the budget."""
+    def _after(self, bag: Bag, move: Move) -> tuple[_Facts, int, bool]:
+        """The bag before `move`'s step (its `_Facts`), the registers the step needs, and
+        whether the input is live across it: all independent of the register budget."""
         step = move.step
-        through = [entry for entry in state.bag if entry[0] not in step.dests]
+        through = [entry for entry in bag if entry[0] not in step.dests]
         live = {k for k, _ in through}
         added = _new_operands(move, live)
-        if need(step, live, len(through) + len(added)) > self.registers:
-            return None
         if added:
             bag = tuple(sorted(through + [(p.key, self.gen.opened(p)) for p in added]))
         else:
             bag = tuple(through)
+        needed = need(step, live, len(through) + len(added))
+        return self.scorer.facts(bag), needed, INPUT_KEY in live
+
+    def _apply(self, state: _State, move: Move,
+               after: tuple[_Facts, int, bool]) -> _State | None:
+        """The state before `move`'s step (`after`: `_after`), or None if the step does not
+        fit the budget."""
+        facts, needed, input_live = after
+        if needed > self.registers:
+            return None
+        step = move.step
         # Making the output bound for the input's register while the input is still live
         # means that output cannot go straight to its register: it costs a final move.
-        clash = int(self.input_output in step.dests and INPUT_KEY in live)
-        return _State(bag, _bag_keys(bag), state.g + step.cost + clash, step, state)
+        clash = int(input_live and self.input_output in step.dests)
+        return _State(facts.bag, facts.keys, state.g + step.cost + clash, facts, step, state)
 
 
 def _new_operands(move: Move, live: set[Key]) -> list[Operand]:

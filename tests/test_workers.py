@@ -1,0 +1,76 @@
+"""The second core (`kalg.workers`): code generation's rungs on two processes give the program a
+serial search gives, byte for byte; `KALG_WORKERS=1` forces one process; no child outlives the
+call; a job a child cannot finish is run again in the parent."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+
+import pytest
+
+from kalg import pipeline, workers
+from kalg.diagnostics import KalgError
+
+GAUSS3 = """kernel g = [ 1 2 1
+                 2 4 2
+                 1 2 1 ] / 16
+"""
+
+
+def _square(i: int) -> tuple[int, int]:
+    return i, i * i
+
+
+def test_results_come_back_in_job_order_whatever_order_they_are_handed_out_in():
+    order = [5, 0, 3, 1, 4, 2]
+    assert workers.ordered_map(_square, 6, order, processes=2) == [_square(i) for i in range(6)]
+    assert mp.active_children() == []  # every child joined: no zombie left behind
+
+
+def test_a_job_that_fails_in_the_child_is_run_again_in_the_parent():
+    parent = os.getpid()
+
+    def job(i: int) -> int:
+        if os.getpid() != parent:
+            raise MemoryError("child out of memory")
+        return i + 1
+
+    assert workers.ordered_map(job, 4, processes=2) == [1, 2, 3, 4]
+    assert mp.active_children() == []
+
+
+def test_an_error_of_a_job_is_raised_as_a_serial_run_raises_it():
+    def job(i: int) -> int:
+        if i == 2:
+            raise ValueError("job 2 is wrong")
+        return i
+
+    with pytest.raises(ValueError, match="job 2"):
+        workers.ordered_map(job, 4, processes=2)
+    assert mp.active_children() == []
+
+
+def test_kalg_workers_forces_the_number_of_processes(monkeypatch):
+    monkeypatch.setenv("KALG_WORKERS", "1")
+    assert workers.workers() == 1
+    monkeypatch.setenv("KALG_WORKERS", "3")
+    assert workers.workers() == 3
+    monkeypatch.delenv("KALG_WORKERS")
+    assert 1 <= workers.workers() <= workers.MAX_WORKERS
+
+
+@pytest.mark.parametrize("text", ["0", "two", "-1", ""])
+def test_a_malformed_kalg_workers_is_a_clear_error(monkeypatch, text):
+    monkeypatch.setenv("KALG_WORKERS", text)
+    with pytest.raises(KalgError, match="KALG_WORKERS must be a positive number"):
+        workers.workers()
+
+
+def test_two_processes_give_the_serial_program_byte_for_byte(monkeypatch):
+    texts = {}
+    for count in ("1", "2"):
+        monkeypatch.setenv("KALG_WORKERS", count)
+        texts[count] = pipeline.compile_text(GAUSS3, "g.kalg").text
+    assert texts["1"] == texts["2"]
+    assert mp.active_children() == []
