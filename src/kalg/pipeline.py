@@ -681,13 +681,14 @@ def _refines(screened: list) -> list[tuple[str, int, codegen.Limits]]:
     return [*jobs, (name, order, REFINE_NARROW)]
 
 
-EXACT_UP_TO = 4
+EXACT_UP_TO = 5
 """Without --exhaustive, kalg still runs the exact search when its program has at most this
 many instructions (one output, at most six registers): every shorter length is then searched
-in about 1300 nodes, well under a second, so such programs are proven shortest or replaced."""
+in about 12000 nodes (0.2 to 0.3 s of CPU for 5-instruction programs), so such programs are
+proven shortest or replaced."""
 
 EXACT_NODES = 20_000
-"""Node budget of that default search (deterministic; depth 3 takes about 1300)."""
+"""Node budget of that default search (deterministic; depth 4 takes 10000 to 12000)."""
 
 
 def _prove(settings: Settings, outputs: dict, program: list[Instr], winner: str,
@@ -704,9 +705,10 @@ def _prove(settings: Settings, outputs: dict, program: list[Instr], winner: str,
 
 
 FACTORED = "shortest factors"
-FACTOR_NODES = 20_000
+FACTOR_NODES = 10_000
 """Node budget of the exact searches for a small kernel's factors (`codegen.factored`), all
-together: deterministic, under a second of CPU."""
+together: deterministic, at most about half a second of CPU (robinson_ne's 5 takes about
+6000 nodes)."""
 
 FACTOR_TAPS = 25
 """The factors' programs are searched only for kernels of at most this many taps (5x5): the
