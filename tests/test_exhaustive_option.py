@@ -32,9 +32,10 @@ def test_an_unfinished_search_says_what_it_proved_and_not_more(capsys):
     assert "search bound reached (nodes" in header[0]
 
 
-def test_without_the_option_the_header_claims_nothing(capsys):
-    code, out, err = run(capsys, "optimize", str(EXAMPLES / "sobel.kalg"), *FAST)
+def test_without_the_option_the_header_claims_nothing_for_a_longer_program(capsys):
+    code, out, err = run(capsys, "optimize", str(EXAMPLES / "gauss3.kalg"), *FAST)
     assert code == 0, err
+    assert len(parse_program(out)) > 5
     assert "proven" not in out
 
 
@@ -49,13 +50,20 @@ def test_a_bad_node_budget_is_a_usage_error(capsys):
 
 
 def test_a_short_program_is_proven_by_default(capsys, tmp_path):
-    """Programs of at most four instructions get the exact search without asking (cheap)."""
+    """Programs of at most five instructions get the exact search without asking (cheap)."""
     src = tmp_path / "diag.kalg"
     src.write_text("kernel diag = [1 0 0; 0 1 0; 0 0 1]\n")
     code, out, err = run(capsys, "optimize", str(src), *FAST)
     assert code == 0, err
     assert "length: proven shortest (op set all, 6 registers" in out
     assert len(parse_program(out)) == 3
+
+
+def test_a_five_instruction_program_is_proven_by_default(capsys):
+    code, out, err = run(capsys, "optimize", str(EXAMPLES / "sobel.kalg"), *FAST)
+    assert code == 0, err
+    assert "length: proven shortest (op set all, 6 registers" in out
+    assert len(parse_program(out)) == 5
 
 
 def test_the_length_header_has_no_semicolon_so_counting_semicolons_counts_instructions(

@@ -21,6 +21,7 @@ from kalg.channels import common_mix
 from kalg.clock import Clock
 from kalg.codegen import exhaustive as exact
 from kalg.codegen.chain import chain_widths
+from kalg.codegen.factored import shortest_chain
 from kalg.codegen.separable import separable_candidate
 from kalg.decomp import Decomposition
 from kalg.diagnostics import (
@@ -163,6 +164,8 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
                                            "tap, no e-graph"],
                            "as written": ["the expression as written, no e-graph"],
                            "exhaustive search": ["exact search over all programs, no e-graph"],
+                           FACTORED: ["the exact search's shortest program of each group of "
+                                      "integer factors, one after another, no e-graph"],
                            MATRIX: ["outputs as a constant-matrix multiplication over the input "
                                     "divided once, no e-graph"],
                            ONE_AT_A_TIME: ["each output's own compile, one after another"],
@@ -678,13 +681,14 @@ def _refines(screened: list) -> list[tuple[str, int, codegen.Limits]]:
     return [*jobs, (name, order, REFINE_NARROW)]
 
 
-EXACT_UP_TO = 4
+EXACT_UP_TO = 5
 """Without --exhaustive, kalg still runs the exact search when its program has at most this
 many instructions (one output, at most six registers): every shorter length is then searched
-in about 1300 nodes, well under a second, so such programs are proven shortest or replaced."""
+in about 12000 nodes (0.2 to 0.3 s of CPU for 5-instruction programs), so such programs are
+proven shortest or replaced."""
 
 EXACT_NODES = 20_000
-"""Node budget of that default search (deterministic; depth 3 takes about 1300)."""
+"""Node budget of that default search (deterministic; depth 4 takes 10000 to 12000)."""
 
 
 def _prove(settings: Settings, outputs: dict, program: list[Instr], winner: str,
@@ -692,11 +696,36 @@ def _prove(settings: Settings, outputs: dict, program: list[Instr], winner: str,
            deadline: _Deadline) -> tuple[list[Instr], str, str | None]:
     """The exact search when asked for (--exhaustive) or cheap (`EXACT_UP_TO`); proof None
     when it did not run."""
+    program, winner = _by_factors(outputs, program, winner, registers, inp, ops)
     if not (settings.exhaustive or _cheap_to_prove(program, outputs, registers)):
         return program, winner, None
     nodes = settings.exhaustive_nodes if settings.exhaustive else EXACT_NODES
     seconds = None if deadline.end is None else max(deadline.left(), 0.1)
     return _exhaustive(outputs, program, winner, registers, inp, ops, nodes, seconds)
+
+
+FACTORED = "shortest factors"
+FACTOR_NODES = 10_000
+"""Node budget of the exact searches for a small kernel's factors (`codegen.factored`), all
+together: deterministic, at most about half a second of CPU (robinson_ne's 5 takes about
+6000 nodes)."""
+
+FACTOR_TAPS = 25
+"""The factors' programs are searched only for kernels of at most this many taps (5x5): the
+exact search is for small factors, and factoring large kernels whole is slow."""
+
+
+def _by_factors(outputs: dict, program: list[Instr], winner: str, registers: tuple[str, ...],
+                inp: str, ops: str) -> tuple[list[Instr], str]:
+    """`program`, or a shorter one made of the shortest programs of the kernel's factors."""
+    if len(outputs) != 1 or len(registers) > 6:
+        return program, winner
+    ((out, kernel),) = outputs.items()
+    if len(kernel.trimmed()) > FACTOR_TAPS:
+        return program, winner
+    found = shortest_chain(kernel, registers=registers, input_register=inp, output=out,
+                           op_set=ops, shorter_than=len(program), nodes=FACTOR_NODES)
+    return (program, winner) if found is None else (found, FACTORED)
 
 
 def _cheap_to_prove(program: list[Instr], outputs: dict, registers: tuple[str, ...]) -> bool:

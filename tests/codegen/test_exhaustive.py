@@ -81,6 +81,6 @@ def test_never_returns_an_unverified_program(monkeypatch):
     """A program that fails kalg's verifier is an error, never a result."""
     def wrong(program, kernel, out, inp, op_set, registers):
         raise VerificationError("simulated mismatch")
-    monkeypatch.setattr(exhaustive, "_verify", wrong)
+    monkeypatch.setattr(exhaustive, "verify", wrong)
     with pytest.raises(VerificationError):
         shortest_program(Kernel.from_rows([[1, 0, 1]]), nodes=50_000)

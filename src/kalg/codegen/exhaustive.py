@@ -48,6 +48,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from fractions import Fraction
+from functools import cache
 from itertools import combinations, product
 from operator import itemgetter
 
@@ -204,6 +205,8 @@ class Outcome:
     nodes: int
     stopped: str | None
     """None when the search finished; else which bound stopped it: nodes, memory or time."""
+    register: str | None = None
+    """The register `program` leaves the kernel in."""
 
     @property
     def proven(self) -> bool:
@@ -230,15 +233,16 @@ stay far below it, 116 MiB in all)."""
 
 
 def shortest_program(kernel: Kernel, *, registers: Sequence[str] = ("A", "B", "C", "D", "E", "F"),
-                     input_register: str = "A", output: str = "A", op_set: str = "all",
+                     input_register: str = "A", output: str | None = "A", op_set: str = "all",
                      max_length: int = 12, nodes: int = NODES, capacity: int = CAPACITY,
                      seconds: float | None = None) -> Outcome:
     """Search for the shortest program of at most `max_length` instructions that leaves
-    `kernel` in `output` (input in `input_register`, only `registers`, macros of `op_set`).
+    `kernel` in `output` (input in `input_register`, only `registers`, macros of `op_set`);
+    with `output` None, in any register (`Outcome.register` says which).
 
     Deterministic for given bounds, unless `seconds` (a safety net) stops it. The returned
     program, if any, has passed kalg's exact and numeric verifiers."""
-    if input_register not in registers or output not in registers:
+    if input_register not in registers or output not in (*registers, None):
         raise ValueError("the input and output registers must be in the register budget")
     search = _Search(kernel, tuple(registers), input_register, output, op_set, nodes, capacity,
                      seconds)
@@ -246,7 +250,7 @@ def shortest_program(kernel: Kernel, *, registers: Sequence[str] = ("A", "B", "C
 
 
 class _Search:
-    def __init__(self, kernel: Kernel, registers: tuple[str, ...], inp: str, out: str,
+    def __init__(self, kernel: Kernel, registers: tuple[str, ...], inp: str, out: str | None,
                  op_set: str, nodes: int, capacity: int, seconds: float | None) -> None:
         self.kernel, self.registers, self.inp, self.out = kernel, registers, inp, out
         self.op_set, self.max_nodes, self.capacity = op_set, nodes, capacity
@@ -254,11 +258,15 @@ class _Search:
         self.pool = _Pool(capacity)
         self.index = {r: k for k, r in enumerate(registers)}
         self.target = self.pool.intern(*_exact(kernel))
-        self.goal = ([self.index[inp]] if out == inp else
+        self.goal = (list(range(len(registers))) if out is None else [self.index[inp]]
+                     if out == inp else
                      [k for r, k in self.index.items() if r != inp])
-        self.templates = [self._compile(t) for t in _instructions(op_set, registers)]
-        self.shapes = self._shapes()
-        self._compile_values()
+        machine = _machine(op_set, registers)
+        self.templates, self.form_list = machine.templates, machine.form_list
+        self.masks, self.dests, self.values = machine.masks, machine.dests, machine.values
+        self.by_defined = machine.by_defined
+        self.value_cache: dict[tuple, int] = {}
+        self.shapes = machine.shapes(tuple(self.goal))
         self.table: dict[tuple, int] = {}
         self.nodes = 0
         target_e, target_taps = self.pool.values[self.target]
@@ -268,29 +276,8 @@ class _Search:
         self.target_print = self.pool.prints[self.target]
         self.forms = [tuple(_monomial(*term) for term in shape) for shape in self.shapes]
         self.facts: dict[int, tuple[int, int, tuple[int, ...]]] = {}
-        firsts = {tuple((p, q, dx, dy) for p, q, _, dx, dy in form)
-                  for _, _, writes in self.templates for _, form in writes if form is not None}
-        self.two = TwoStep(firsts, set(self.shapes), small_print(target_e, target_taps))
+        self.two = TwoStep(machine.firsts, set(self.shapes), small_print(target_e, target_taps))
         self.small: dict[int, int] = {}
-
-    # ---------------------------------------------------------------- set-up
-    def _compile(self, t: _Template) -> tuple:
-        reads = tuple(self.index[r] for r in t.reads)
-        writes = tuple((self.index[d], None if form is None else
-                        tuple((p, q, self.index[s], dx, dy) for p, q, s, dx, dy in form))
-                       for d, form in t.writes)
-        return (t.instr, reads, writes)
-
-    def _shapes(self) -> dict[tuple, list[tuple[int, int]]]:
-        """Every form a goal register can be written with, by shape (the form with its source
-        registers left out) -> [(template index, write index)]."""
-        shapes: dict[tuple, list[tuple[int, int]]] = {}
-        for k, (_, _, writes) in enumerate(self.templates):
-            for w, (dest, form) in enumerate(writes):
-                if form is not None and dest in self.goal:
-                    shape = tuple((p, q, dx, dy) for p, q, _, dx, dy in form)
-                    shapes.setdefault(shape, []).append((k, w))
-        return shapes
 
     # ---------------------------------------------------------------- driver
     def run(self, max_length: int) -> Outcome:
@@ -305,7 +292,8 @@ class _Search:
                 lower = depth
                 found = self._dfs(regs, writer, [], [], depth)
                 if found is not None:
-                    return Outcome(self._finish(found), depth, self.nodes, None)
+                    program, register = self._finish(found)
+                    return Outcome(program, depth, self.nodes, None, register)
             lower = max_length + 1
         except _Exhausted as why:
             stopped = str(why)
@@ -463,31 +451,6 @@ class _Search:
             self.value_cache[key] = found
         return found
 
-    def _compile_values(self) -> None:
-        """Per template: its reads as a bit mask, its destinations, and each write as (dest,
-        form id, getter of the source registers' values); form id -1 leaves it undefined."""
-        ids: dict[tuple, int] = {}
-        self.form_list: list[tuple] = []
-        self.masks, self.dests, self.values = [], [], []
-        for _, reads, writes in self.templates:
-            self.masks.append(sum(1 << r for r in reads))
-            self.dests.append(tuple(d for d, _ in writes))
-            compiled = []
-            for dest, form in writes:
-                if form is None:
-                    compiled.append((dest, -1, None))
-                    continue
-                shape = tuple((p, q, 0, dx, dy) for p, q, _, dx, dy in form)
-                sources = tuple(s for _, _, s, _, _ in form)
-                fid = ids.get((shape, sources))
-                if fid is None:
-                    fid = ids[(shape, sources)] = len(self.form_list)
-                    self.form_list.append(form)
-                compiled.append((dest, fid, itemgetter(*sources)))
-            self.values.append(tuple(compiled))
-        self.by_defined: dict[int, list[int]] = {}
-        self.value_cache: dict[tuple, int] = {}
-
     @staticmethod
     def _after(reads, writes, writer, used, depth):
         """Writer and used flags after an instruction; None if it leaves an earlier
@@ -597,14 +560,79 @@ class _Search:
         return None
 
     # ---------------------------------------------------------------- result
-    def _finish(self, path: list) -> list[Instr]:
+    def _finish(self, path: list) -> tuple[list[Instr], str]:
         program = [instr for instr, _, _ in path]
         got = _final_register(program, self.kernel, self.inp, self.registers, self.goal,
                               self.index)
-        if got != self.out:
+        if self.out is not None and got != self.out:
             program = [_rename(i, {got: self.out, self.out: got}) for i in program]
-        _verify(program, self.kernel, self.out, self.inp, self.op_set, self.registers)
-        return program
+            got = self.out
+        verify(program, self.kernel, got, self.inp, self.op_set, self.registers)
+        return program, got
+
+
+class _Machine:
+    """The search's instruction tables for one op set and register list (independent of the
+    kernel, built once per process: `_machine`)."""
+
+    def __init__(self, op_set: str, registers: tuple[str, ...]) -> None:
+        self.index = {r: k for k, r in enumerate(registers)}
+        self.templates = [self._compile(t) for t in _instructions(op_set, registers)]
+        self._compile_values()
+        self.firsts = {tuple((p, q, dx, dy) for p, q, _, dx, dy in form)
+                       for _, _, writes in self.templates for _, form in writes
+                       if form is not None}
+        self._shapes: dict[tuple[int, ...], dict] = {}
+
+    def _compile(self, t: _Template) -> tuple:
+        reads = tuple(self.index[r] for r in t.reads)
+        writes = tuple((self.index[d], None if form is None else
+                        tuple((p, q, self.index[s], dx, dy) for p, q, s, dx, dy in form))
+                       for d, form in t.writes)
+        return (t.instr, reads, writes)
+
+    def shapes(self, goal: tuple[int, ...]) -> dict[tuple, list[tuple[int, int]]]:
+        """Every form a goal register can be written with, by shape (the form with its source
+        registers left out) -> [(template index, write index)] (cached per goal)."""
+        found = self._shapes.get(goal)
+        if found is None:
+            found = self._shapes[goal] = {}
+            for k, (_, _, writes) in enumerate(self.templates):
+                for w, (dest, form) in enumerate(writes):
+                    if form is not None and dest in goal:
+                        shape = tuple((p, q, dx, dy) for p, q, _, dx, dy in form)
+                        found.setdefault(shape, []).append((k, w))
+        return found
+
+    def _compile_values(self) -> None:
+        """Per template: its reads as a bit mask, its destinations, and each write as (dest,
+        form id, getter of the source registers' values); form id -1 leaves it undefined."""
+        ids: dict[tuple, int] = {}
+        self.form_list: list[tuple] = []
+        self.masks, self.dests, self.values = [], [], []
+        for _, reads, writes in self.templates:
+            self.masks.append(sum(1 << r for r in reads))
+            self.dests.append(tuple(d for d, _ in writes))
+            compiled = []
+            for dest, form in writes:
+                if form is None:
+                    compiled.append((dest, -1, None))
+                    continue
+                shape = tuple((p, q, 0, dx, dy) for p, q, _, dx, dy in form)
+                sources = tuple(s for _, _, s, _, _ in form)
+                fid = ids.get((shape, sources))
+                if fid is None:
+                    fid = ids[(shape, sources)] = len(self.form_list)
+                    self.form_list.append(form)
+                compiled.append((dest, fid, itemgetter(*sources)))
+            self.values.append(tuple(compiled))
+        self.by_defined: dict[int, list[int]] = {}
+
+
+
+@cache
+def _machine(op_set: str, registers: tuple[str, ...]) -> _Machine:
+    return _Machine(op_set, registers)
 
 
 def _exact(kernel: Kernel) -> tuple[int, Taps]:
@@ -632,7 +660,7 @@ def _rename(instr: Instr, swap: dict[str, str]) -> Instr:
 VERIFY_SHAPE = (32, 32)
 
 
-def _verify(program: list[Instr], kernel: Kernel, out: str, inp: str, op_set: str,
+def verify(program: list[Instr], kernel: Kernel, out: str, inp: str, op_set: str,
             registers: Sequence[str]) -> None:
     """Exact (symbolic) and numeric (simulated) checks, as for every program kalg prints."""
     from kalg.scamp5.simulator import verify_numeric
