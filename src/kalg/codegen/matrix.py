@@ -219,12 +219,11 @@ class _Builder:
             self._make_pool(wanted)
             for i, reg in enumerate(order):
                 self._prepare(i, reg)
-                row, atoms = self._reuse(reg, self.done, self.held)
-                pool = {**self.held, **atoms}
+                row, atoms, estimate = self._reuse(reg, self.done, self.held)
                 if dry:
-                    estimated += _estimate(row, _by_channel(pool))
+                    estimated += estimate
                 else:
-                    self.program += _emit_output(reg, row, pool, self.fused)
+                    self.program += _emit_output(reg, row, {**self.held, **atoms}, self.fused)
                 self.held.pop(reg, None)
                 self.done.append(reg)
         except _Failed:
@@ -232,12 +231,14 @@ class _Builder:
         return len(self.program) + estimated if dry else self.program
 
     def _reuse(self, reg: str, done: Sequence[str], held: Mapping[str, Value]):
-        """`_reuse` for output `reg` with the outputs `done` finished, memoised."""
+        """`_reuse` for output `reg` with the outputs `done` finished, and the `_estimate` of
+        its walk, memoised."""
         key = (reg, tuple(sorted(done)), tuple(sorted(held.items())))
         if self.cache is None:
             self.cache = {}
         if key not in self.cache:
-            self.cache[key] = _reuse(self.rows[reg], {r: self.rows[r] for r in done}, held)
+            row, atoms = _reuse(self.rows[reg], {r: self.rows[r] for r in done}, held)
+            self.cache[key] = row, atoms, _estimate(row, _by_channel({**held, **atoms}))
         return self.cache[key]
 
     # --- the pool ---------------------------------------------------------------------------
@@ -328,8 +329,7 @@ class _Builder:
         total = 0
         done = list(self.done) if self.plan_reuse else []
         for reg in self.order[start:]:
-            row, atoms = self._reuse(reg, done, held)
-            total += _estimate(row, _by_channel({**held, **atoms}))
+            total += self._reuse(reg, done, held)[2]
             if self.plan_reuse:
                 done.append(reg)
         return total
