@@ -137,10 +137,30 @@ def _lattice_weights(target: dict, columns: list[dict]) -> dict[tuple[int, Offse
     for row in reduced:
         if any(row[:len(keys)]) or abs(row[-1]) != 1:
             continue
-        q = {u: -int(row[-1]) * int(a) for u, a in zip(unknowns, row[len(keys):-1], strict=True)}
-        if best is None or sum(map(abs, q.values())) < sum(map(abs, best.values())):
+        q = [-int(row[-1]) * int(a) for a in row[len(keys):-1]]
+        if best is None or sum(map(abs, q)) < sum(map(abs, best)):
             best = q
-    return best
+    if best is None:
+        return None
+    kernel = [[int(a) for a in row[len(keys):-1]] for row in reduced
+              if not any(row[:len(keys)]) and row[-1] == 0]
+    best = _shortened(best, kernel)
+    return dict(zip(unknowns, best, strict=True))
+
+
+def _shortened(q: list[int], kernel: list[list[int]]) -> list[int]:
+    """q plus or minus reduced kernel vectors (weights that sum to zero) while that lowers
+    Σ|q| (each unit one instruction): LLL's vector is short in the Euclidean norm, not in
+    this one."""
+    improved = True
+    while improved:
+        improved = False
+        for v in kernel:
+            for sign in (1, -1):
+                trial = [a + sign * b for a, b in zip(q, v, strict=True)]
+                if sum(map(abs, trial)) < sum(map(abs, q)):
+                    q, improved = trial, True
+    return q
 
 
 def _solve(target: dict, columns: list[dict]) -> list[int] | None:
