@@ -282,7 +282,7 @@ def filter_samples(count: int, kernels: int, seed: int) -> list[list[np.ndarray]
 
 
 def count_sweep(samples: list[list[np.ndarray]], registers: int, runner: Runner,
-                max_kernels: int) -> CountSweep:
+                max_kernels: int, min_kernels: int = 2) -> CountSweep:
     """Each kernel of each sample alone, and the first k kernels of each sample together for
     k = 1 .. the most the budget allows (k = 1 is the first kernel alone: the same compile)."""
     most = min(max_kernels, registers)  # every output needs a register of its own
@@ -292,13 +292,13 @@ def count_sweep(samples: list[list[np.ndarray]], registers: int, runner: Runner,
             for j, ks in enumerate(samples) for i, k in enumerate(ks[:most])]
     jobs += [(f"r{registers}_s{j}_together{k}",
               filter_source(f"random1to{k}", ks[:k], 8, registers))
-             for k in range(2, most + 1) for j, ks in enumerate(samples)]
+             for k in range(max(min_kernels, 2), most + 1) for j, ks in enumerate(samples)]
     done = runner.compile_all(jobs)
     alone = [[done[f"r{registers}_s{j}_alone{i + 1}"] for i in range(min(most, len(ks)))]
              for j, ks in enumerate(samples)]
     together = {(1, j): alone[j][0] for j in range(len(samples))}
     together |= {(k, j): done[f"r{registers}_s{j}_together{k}"]
-                 for k in range(2, most + 1) for j in range(len(samples))}
+                 for k in range(max(min_kernels, 2), most + 1) for j in range(len(samples))}
     return CountSweep(registers, samples, alone, together)
 
 
@@ -682,7 +682,8 @@ def write_report(out: Path, args: argparse.Namespace, sizes: list[int],
                  size_results: dict[str, list[Outcome]], kernels: list[np.ndarray],
                  sweeps: list[CountSweep]) -> None:
     command = (f"PYTHONPATH=src python scripts/scaling.py --out {args.out} "
-               f"--max-size {args.max_size} --max-kernels {args.max_kernels} "
+               f"--max-size {args.max_size} --min-kernels {args.min_kernels} "
+               f"--max-kernels {args.max_kernels} "
                f"--filters {args.filters} --seed {args.seed} --timeout {args.timeout:g} "
                f"--memory-gib {args.memory_gib:g} --jobs {args.jobs}")
     report = out / "scaling.md"
@@ -749,6 +750,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--out", default="docs", help="folder for scaling.md and the plots")
     p.add_argument("--max-size", type=int, default=15, help="largest kernel size n (odd)")
     p.add_argument("--max-kernels", type=int, default=10, help="most random kernels")
+    p.add_argument("--min-kernels", type=int, default=2,
+                   help="fewest kernels compiled together (rows below it are left out)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random kernels")
     p.add_argument("--filters", type=int, default=10, help="random filters per kernel count")
     p.add_argument("--jobs", type=int, default=1,
@@ -843,7 +846,7 @@ def main(argv: list[str] | None = None) -> int:
                         load_outcomes(args.reuse or []),
                         journal=Path(args.results + "l") if args.results else None)
         size_results = {} if args.skip_size else size_sweep(sizes, runner)
-        sweeps = [count_sweep(samples, r, runner, args.max_kernels)
+        sweeps = [count_sweep(samples, r, runner, args.max_kernels, args.min_kernels)
                   for r in args.registers or BUDGETS]
     if args.results:
         save_outcomes(runner.done, Path(args.results))

@@ -8,7 +8,6 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from kalg.diagnostics import KalgError
 from kalg.pipeline import Settings, _Deadline, _stage, compile_file
 from kalg.random_kernels import random_kernels as random_weights
 from kalg.scamp5.symbolic import verify_exact
@@ -36,9 +35,10 @@ def kernels_of(weights, registers="ABCDEF"):
             for i, w in enumerate(weights)}
 
 
-@pytest.mark.parametrize(("outputs", "ops", "seed"), [(4, "all", 11), (5, "basic", 12)])
+@pytest.mark.parametrize(("outputs", "ops", "seed", "against_alone"),
+                         [(4, "all", 11, True), (5, "all", 12, True), (5, "basic", 12, False)])
 def test_random_filters_of_four_and_five_outputs_compile_on_six_registers(
-        tmp_path, outputs, ops, seed):
+        tmp_path, outputs, ops, seed, against_alone):
     # Regression: a random 4-output 3x3 filter (/8) on registers A..F with op set all ended in
     # "no program fits" (the joint search ran out of registers). Both op sets and five outputs:
     # tests/codegen/test_matrix.py (the program that makes this possible, without the e-graph).
@@ -46,6 +46,15 @@ def test_random_filters_of_four_and_five_outputs_compile_on_six_registers(
     result = compile_file(write_filter(tmp_path, weights), Settings(ops=ops, **FAST))
     verify_exact(result.program, kernels_of(weights), "A")
     assert result.stats["instructions"] == len(result.program)
+    if against_alone:
+        # Regression: with six registers four and five random kernels together were longer
+        # than each compiled alone with the whole register file, summed (Cain's protocol:
+        # 82.9 against 66.4 on average at five). Later outputs now reuse finished ones and
+        # the output order is chosen by cost (`codegen.matrix`); these filters: 46 against
+        # 54 and 64 against 69 (docs/scaling.md has the study).
+        alone = sum(len(compile_file(write_filter(tmp_path, [w]),
+                                     Settings(ops=ops, **FAST)).program) for w in weights)
+        assert len(result.program) <= alone
 
 
 def test_six_outputs_on_six_registers_write_the_input_register_last(tmp_path):
@@ -67,11 +76,14 @@ def test_together_is_never_longer_than_one_at_a_time(tmp_path):
     assert len(together) <= alone
 
 
-def test_six_random_outputs_on_six_registers_fail_saying_what_the_last_output_must_be(tmp_path):
-    path = write_filter(tmp_path, random_weights(6, 0))
-    with pytest.raises(KalgError, match=r"output written last .* no negation, halving or "
-                                        r"doubling in place"):
-        compile_file(path, Settings(**FAST))
+def test_six_random_outputs_on_six_registers_compile_with_the_input_register_last(tmp_path):
+    # Regression: "no program found for 6 outputs in 6 registers" for every random filter.
+    weights = random_weights(6, 0)
+    result = compile_file(write_filter(tmp_path, weights), Settings(**FAST))
+    verify_exact(result.program, kernels_of(weights), "A")
+    assert result.stats["candidate"] == "last output in place"
+    last = {r: i for i, instr in enumerate(result.program) for r in instr.writes()}
+    assert last["A"] == max(last.values())
 
 
 def test_six_outputs_on_six_registers_compile_when_one_is_made_in_place(tmp_path):

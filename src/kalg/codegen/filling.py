@@ -47,6 +47,8 @@ def last_written(outputs: Mapping[str, Kernel], registers: Sequence[str], input_
             terms = " ".join(f"{'+' if c > 0 else '-'} {abs(c)}·{r}" for r, c in q.items() if c)
             v = f"input/{2 ** m}·{units} shifted by {d} " if units else "from the others: "
             return program, f"{last} written last: {v}{terms}".rstrip()
+    if (found := _combination(rows, registers, input_register, op_set, m)) is not None:
+        return found
     if plans:
         return None, "no register left for the shared input while the other outputs are made"
     return None, ("no output is the input scaled by ±2^-j and shifted, plus an integer "
@@ -74,6 +76,91 @@ def _plans(rows, registers, input_register, m):
                         weights = dict(zip(others, q, strict=True))
                         cost = sum(abs(c) for c in q) + abs(d[0]) + abs(d[1])
                         yield cost, last, units, d, weights
+
+
+SHIFTS = tuple((x, y) for x in (-1, 0, 1) for y in (-1, 0, 1))
+"""Offsets at which the output written last reads the others in `_combination`."""
+
+
+def _combination(rows, registers, ch, op_set, m) -> tuple[list[Instr], str] | None:
+    """The output written last as Σ_{j,e} q_{j,e}·S^e·K_j, integer q over the shifts
+    `SHIFTS` of the other outputs (v = 0: the register is free while they are made): the
+    shifted outputs of random kernels generate every integer kernel of their span as a
+    lattice more often than not, so such q exist, but their weights are large (each unit one
+    addition: long programs, yet programs). q from an LLL-reduced basis (`_lattice_weights`);
+    the input's register is written last where such q exist for it, else the register of
+    the fewest Σ|q|.
+    The others come from the constant-matrix program, then the last output's walk reads them
+    (`matrix._emit_output`, which writes only its own register). None if no q is found."""
+    from kalg.codegen.matrix import _emit_output
+
+    found = []
+    for last in sorted(rows, key=lambda r: (r != ch, registers.index(r))):
+        others = [r for r in sorted(rows, key=registers.index) if r != last]
+        q = _lattice_weights(rows[last], [rows[r] for r in others])
+        if q is not None:
+            found.append((last != ch, sum(abs(w) for w in q.values()), last, others, q))
+    for _, _, last, others, q in sorted(found):
+        kernels = {r: {ch: Kernel.of({off: Fraction(c, 2 ** m) for (_, off), c in rows[r].items()})}
+                   for r in others}
+        first = matrix_program(kernels, registers, (ch,), op_set)
+        if first is None:
+            continue
+        row = {(f"={others[i]}", e): w for (i, e), w in q.items() if w}
+        held = {r: (f"={r}", 1) for r in others}
+        walk = _emit_output(last, row, held, op_set == "all")
+        return [*first, *walk], (f"{last} written last from the other outputs shifted: "
+                                 f"{sum(abs(w) for w in q.values())} additions and "
+                                 "subtractions")
+    return None
+
+
+def _lattice_weights(target: dict, columns: list[dict]) -> dict[tuple[int, Offset], int] | None:
+    """Integers q[(i, e)] with Σ q·S^e·columns[i] = target, small by LLL (Kannan's embedding:
+    a reduced basis vector whose image is zero and whose target coordinate is ±1), or None."""
+    from sympy import ZZ
+    from sympy.polys.matrices import DomainMatrix
+
+    unknowns = [(i, e) for i in range(len(columns)) for e in SHIFTS]
+    images = []
+    for i, e in unknowns:
+        images.append({(c, (d[0] + e[0], d[1] + e[1])): v for (c, d), v in columns[i].items()})
+    keys = sorted(set(target) | {k for image in images for k in image})
+    scale = 1 + sum(abs(v) for v in target.values()) * 64
+    n = len(unknowns)
+    basis = [[scale * image.get(k, 0) for k in keys] + [int(j == i) for j in range(n)] + [0]
+             for i, image in enumerate(images)]
+    basis.append([scale * target.get(k, 0) for k in keys] + [0] * n + [1])
+    reduced = DomainMatrix([[ZZ(x) for x in row] for row in basis],
+                           (len(basis), len(basis[0])), ZZ).lll().to_Matrix().tolist()
+    best = None
+    for row in reduced:
+        if any(row[:len(keys)]) or abs(row[-1]) != 1:
+            continue
+        q = [-int(row[-1]) * int(a) for a in row[len(keys):-1]]
+        if best is None or sum(map(abs, q)) < sum(map(abs, best)):
+            best = q
+    if best is None:
+        return None
+    kernel = [[int(a) for a in row[len(keys):-1]] for row in reduced
+              if not any(row[:len(keys)]) and row[-1] == 0]
+    best = _shortened(best, kernel)
+    return dict(zip(unknowns, best, strict=True))
+
+
+def _shortened(q: list[int], kernel: list[list[int]]) -> list[int]:
+    """q plus or minus reduced kernel vectors (weights that sum to zero) while that lowers
+    Σ|q| (each unit one instruction): LLL's vector is short in the Euclidean norm, not in
+    this one."""
+    improved = True
+    while improved:
+        improved = False
+        for v in kernel:
+            for sign in (1, -1):
+                trial = [a + sign * b for a, b in zip(q, v, strict=True)]
+                if sum(map(abs, trial)) < sum(map(abs, q)):
+                    q, improved = trial, True
+    return q
 
 
 def _solve(target: dict, columns: list[dict]) -> list[int] | None:

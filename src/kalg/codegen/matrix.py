@@ -84,14 +84,51 @@ def matrix_program(outputs: Mapping[str, Mapping[str, Kernel]], registers: Seque
         return None
     m, rows = problem
     fused = op_set == "all"
+    cache: dict = {}
+    plans = [(order, wanted, plan_reuse) for order in _orders(rows, registers, last)
+             for wanted in _pools(rows, m)
+             for plan_reuse in (True, False)[:2 if len(rows) > 1 else 1]]
+    plans += _ranked_plans(rows, registers, inputs, fused, m, drop_copies, last, cache, plans)
     best: list[Instr] | None = None
-    for order in _orders(rows, registers, last):
-        for wanted in _pools(rows, m):
-            program = _Builder(registers, tuple(inputs), fused, m, drop_copies).run(
-                rows, order, wanted)
-            if program is not None and (best is None or len(program) < len(best)):
-                best = program
+    for order, wanted, plan_reuse in plans:
+        program = _Builder(registers, tuple(inputs), fused, m, drop_copies, plan_reuse,
+                           cache).run(rows, order, wanted)
+        if program is not None and (best is None or len(program) < len(best)):
+            best = program
     return best
+
+
+PERMUTED_OUTPUTS = 5
+"""Filters of at most this many outputs, with at most `TIGHT` registers beyond one per
+output, have every output order ranked (`_ranked_plans`): where registers are short the order
+decides which outputs get a rich pool and which are left to reuse finished ones."""
+TIGHT = 2
+BUILT = 16
+"""How many of the ranked plans are built in full."""
+
+
+def _ranked_plans(rows, registers, inputs, fused, m, drop_copies, last, cache, known):
+    """The `BUILT` plans (order, pool, plan_reuse) of lowest estimated length over every
+    output order (`_Builder.run(dry=True)`), those in `known` left out; none for filters with
+    many outputs or registers to spare. Deterministic (ties broken by the plan's order)."""
+    if not 1 < len(rows) <= PERMUTED_OUTPUTS or len(registers) - len(rows) > TIGHT:
+        return []
+    pools = _pools(rows, m)
+    scored = []
+    for order in itertools.permutations(sorted(rows, key=registers.index)):
+        if last is not None and order[-1] != last:
+            continue
+        for p, wanted in enumerate(pools):
+            for plan_reuse in (True, False):
+                plan = (list(order), wanted, plan_reuse)
+                if plan in known:
+                    continue
+                length = _Builder(registers, tuple(inputs), fused, m, drop_copies, plan_reuse,
+                                  cache).run(rows, plan[0], wanted, dry=True)
+                if length is not None:
+                    scored.append((length, order, p, not plan_reuse, plan))
+    scored.sort(key=lambda x: x[:4])
+    return [plan for *_, plan in scored[:BUILT]]
 
 
 def _integer_matrix(outputs: Mapping[str, Mapping[str, Kernel]]):
@@ -162,9 +199,18 @@ class _Builder:
     fused: bool
     m: int
     drop_copies: bool = True
+    plan_reuse: bool = True
+    """Whether pool cuts count the outputs' reuse of finished ones (`_reuse`); both settings
+    are built and the shorter program kept: each is shorter on some filters."""
 
-    def run(self, rows, order, wanted) -> list[Instr] | None:
+    cache: dict | None = None
+    """`_reuse`'s answers, shared by the builds of one `matrix_program` call (same rows)."""
+
+    def run(self, rows, order, wanted, dry: bool = False) -> list[Instr] | int | None:
+        """The program for `order` and pool `wanted`, or None; `dry`: its length estimated
+        (the pool's instructions plus each output's `_estimate`), the walks not built."""
         self.program: list[Instr] = []
+        estimated = 0
         self.held: dict[str, Value] = {ch: (ch, 2 ** self.m) for ch in self.inputs}
         self.done: list[str] = []
         self.order = order
@@ -173,12 +219,27 @@ class _Builder:
             self._make_pool(wanted)
             for i, reg in enumerate(order):
                 self._prepare(i, reg)
-                self.program += _emit_output(reg, rows[reg], self.held, self.fused)
+                row, atoms, estimate = self._reuse(reg, self.done, self.held)
+                if dry:
+                    estimated += estimate
+                else:
+                    self.program += _emit_output(reg, row, {**self.held, **atoms}, self.fused)
                 self.held.pop(reg, None)
                 self.done.append(reg)
         except _Failed:
             return None
-        return self.program
+        return len(self.program) + estimated if dry else self.program
+
+    def _reuse(self, reg: str, done: Sequence[str], held: Mapping[str, Value]):
+        """`_reuse` for output `reg` with the outputs `done` finished, and the `_estimate` of
+        its walk, memoised."""
+        key = (reg, tuple(sorted(done)), tuple(sorted(held.items())))
+        if self.cache is None:
+            self.cache = {}
+        if key not in self.cache:
+            row, atoms = _reuse(self.rows[reg], {r: self.rows[r] for r in done}, held)
+            self.cache[key] = row, atoms, _estimate(row, _by_channel({**held, **atoms}))
+        return self.cache[key]
 
     # --- the pool ---------------------------------------------------------------------------
 
@@ -265,10 +326,12 @@ class _Builder:
     def _benefit(self, start: int, held: dict[str, Value]) -> int:
         """Estimated instructions of the outputs from `start` on with the pool `held` (lower
         is better; `_estimate`)."""
-        values = _by_channel(held)
         total = 0
+        done = list(self.done) if self.plan_reuse else []
         for reg in self.order[start:]:
-            total += _estimate(self.rows[reg], values)
+            total += self._reuse(reg, done, held)[2]
+            if self.plan_reuse:
+                done.append(reg)
         return total
 
     def _cut(self, start: int) -> None:
@@ -312,6 +375,60 @@ class _Builder:
         if cost >= 10 ** 6:
             raise _Failed
         del self.held[r]
+
+
+MAX_REUSE = 3
+"""The largest |weight| of a finished output in a later output's decomposition (`_reuse`)."""
+
+
+def _reuse(row: dict[Key, int], done: dict[str, dict[Key, int]], held: Mapping[str, Value],
+           ) -> tuple[dict[Key, int], dict[str, Value]]:
+    """The output `row` as Σ q_j·K_j + R: finished outputs K_j (registers `done`, read as
+    atoms like pool values, each unit of q_j one addition or subtraction) plus a residual R
+    over the pool `held`, with integer weights q chosen (coordinate descent from q = 0, each
+    step the single ±1 change that lowers `_estimate` most) to make the walk cheapest. With
+    few registers left the pool is s and little else, so a coefficient costs its size in
+    atoms, and an output close to an integer combination of finished ones costs the
+    combination plus a small remainder. Returns (the row with the outputs' keys, the atoms to
+    add to the pool: register → (its channel name, 1)); q = 0 returns `row` unchanged."""
+    if not done:
+        return row, {}
+    names = {r: f"={r}" for r in done}
+    values = _by_channel(held)
+    values.update({names[r]: frozenset({1}) for r in done})
+    q = {r: 0 for r in done}
+    best = _estimate(row, values)
+    while (step := _best_step(row, done, names, values, q)) is not None and step[0] < best:
+        best, q = step
+    if not any(q.values()):
+        return row, {}
+    return _combined(row, done, names, q), {r: (names[r], 1) for r in done if q[r]}
+
+
+def _combined(row, done, names, q: dict[str, int]) -> dict[Key, int]:
+    """row − Σ q_r·K_r, with the atoms q_r of each finished output r (channel names[r])."""
+    out = dict(row)
+    for r, w in q.items():
+        if w:
+            for k, c in done[r].items():
+                out[k] = out.get(k, 0) - w * c
+            out[(names[r], (0, 0))] = w
+    return {k: c for k, c in out.items() if c}
+
+
+def _best_step(row, done, names, values, q: dict[str, int]):
+    """(estimate, q') for the ±1 change of one weight that `_estimate`s lowest, or None."""
+    trials = []
+    for r in sorted(done):
+        for step in (1, -1):
+            if abs(q[r] + step) <= MAX_REUSE:
+                trial = {**q, r: q[r] + step}
+                trials.append((_estimate(_combined(row, done, names, trial), values), r,
+                               -step, trial))
+    if not trials:
+        return None
+    cost, *_, trial = min(trials)
+    return cost, trial
 
 
 def _by_channel(held: Mapping[str, Value]) -> dict[str, frozenset[int]]:
@@ -438,6 +555,10 @@ def _walk(first: dict[Offset, list[Atom]], rest: dict[Offset, list[Atom]], fused
     subs = {d: bool(rest[d]) and rest[d][0][1] for d in offsets}
     start_ok = {d: bool(first[d]) and not first[d][0][1] for d in offsets}
     start_adds = {d: any(not s for _, s in first[d][1:]) for d in offsets}
+    key = (tuple(offsets), fused, *(tuple(f[d] for d in offsets)
+                                    for f in (adds, subs, start_ok, start_adds)))
+    if key in _WALKS:  # the order depends only on these flags
+        return _WALKS[key]
 
     def moves(dist: int, carried: bool) -> int:
         """Extra move instructions for a jump of `dist` unit steps: an addx/subx carries up to
@@ -458,8 +579,16 @@ def _walk(first: dict[Offset, list[Atom]], rest: dict[Offset, list[Atom]], fused
     if not offsets:
         return []
     if len(offsets) > MAX_EXACT_PATH:
-        return _greedy_walk(offsets, cost, home)
-    return _exact_walk(offsets, cost, home)
+        path = _greedy_walk(offsets, cost, home)
+    else:
+        path = _exact_walk(offsets, cost, home)
+    if len(_WALKS) > 100_000:
+        _WALKS.clear()
+    _WALKS[key] = path
+    return path
+
+
+_WALKS: dict[tuple, list[Offset]] = {}
 
 
 def _exact_walk(offsets, cost, home) -> list[Offset]:
