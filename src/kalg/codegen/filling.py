@@ -118,9 +118,6 @@ def _combination(rows, registers, ch, op_set, m) -> tuple[list[Instr], str] | No
 def _lattice_weights(target: dict, columns: list[dict]) -> dict[tuple[int, Offset], int] | None:
     """Integers q[(i, e)] with Σ q·S^e·columns[i] = target, small by LLL (Kannan's embedding:
     a reduced basis vector whose image is zero and whose target coordinate is ±1), or None."""
-    from sympy import ZZ
-    from sympy.polys.matrices import DomainMatrix
-
     unknowns = [(i, e) for i in range(len(columns)) for e in SHIFTS]
     images = []
     for i, e in unknowns:
@@ -131,8 +128,7 @@ def _lattice_weights(target: dict, columns: list[dict]) -> dict[tuple[int, Offse
     basis = [[scale * image.get(k, 0) for k in keys] + [int(j == i) for j in range(n)] + [0]
              for i, image in enumerate(images)]
     basis.append([scale * target.get(k, 0) for k in keys] + [0] * n + [1])
-    reduced = DomainMatrix([[ZZ(x) for x in row] for row in basis],
-                           (len(basis), len(basis[0])), ZZ).lll().to_Matrix().tolist()
+    reduced = _lll(basis)
     best = None
     for row in reduced:
         if any(row[:len(keys)]) or abs(row[-1]) != 1:
@@ -146,6 +142,15 @@ def _lattice_weights(target: dict, columns: list[dict]) -> dict[tuple[int, Offse
               if not any(row[:len(keys)]) and row[-1] == 0]
     best = _shortened(best, kernel)
     return dict(zip(unknowns, best, strict=True))
+
+
+def _lll(basis: list[list[int]]) -> list[list[int]]:
+    """The rows of `basis` LLL-reduced (python-flint, exact integers; delta 3/4, the textbook
+    value: a stronger reduction only costs time here, `_shortened` does the rest)."""
+    from flint import fmpz_mat
+
+    m = fmpz_mat(basis).lll(delta=0.75)
+    return [[int(m[i, j]) for j in range(m.ncols())] for i in range(m.nrows())]
 
 
 def _shortened(q: list[int], kernel: list[list[int]]) -> list[int]:
