@@ -810,8 +810,6 @@ def _choose(candidates: dict[str, dict[str, Decomposition]], outputs: dict,
     program, winner = _filter_programs(found, outputs, registers, input_register, ops,
                                        settings, deadline)
     if program is None:
-        if len(outputs) > 1 and len(outputs) == len(registers):
-            raise _full_register_file(outputs, registers, input_register, ops)
         raise pressure
     return program, winner, stop
 
@@ -825,7 +823,8 @@ def _filter_programs(found: tuple[list[Instr], str] | None, outputs: dict,
     (`codegen.matrix_filter`), for two or more outputs each output's own compile run one
     after another (`_one_at_a_time`), and for one output per register the program whose last
     output is made in place from the others (`codegen.full_filter`). Ties keep `found`, then
-    that order (deterministic)."""
+    that order (deterministic). With one output per register and no program at all, the
+    RegisterPressureError says why the in-place form has none."""
     programs = [found] if found is not None else []
     if (matrix := codegen.matrix_filter(outputs, registers, input_register, ops)) is not None:
         programs.append((matrix, MATRIX))
@@ -833,18 +832,20 @@ def _filter_programs(found: tuple[list[Instr], str] | None, outputs: dict,
     if len(outputs) > 1 and (seq := _one_at_a_time(outputs, registers, input_register, ops,
                                                      settings, bound, deadline)) is not None:
         programs.append((seq, ONE_AT_A_TIME))
+    why = None
     if len(outputs) > 1 and len(outputs) == len(registers):
-        full, _ = codegen.full_filter(outputs, registers, input_register, ops)
+        full, why = codegen.full_filter(outputs, registers, input_register, ops)
         if full is not None:
             programs.append((full, LAST_IN_PLACE))
     if not programs:
+        if why is not None:
+            raise _full_register_file(outputs, registers, why)
         return None, None
     return min(programs, key=lambda p: (len(p[0]), bus_steps(p[0])))
 
 
-def _full_register_file(outputs: dict, registers: tuple[str, ...], input_register: str,
-                        ops: str) -> RegisterPressureError:
-    _, why = codegen.full_filter(outputs, registers, input_register, ops)
+def _full_register_file(outputs: dict, registers: tuple[str, ...],
+                        why: str) -> RegisterPressureError:
     return RegisterPressureError(
         f"no program found for {len(outputs)} outputs in {len(registers)} registers "
         f"{' '.join(registers)}: with one output per register, the output written last is "
