@@ -425,15 +425,16 @@ def number(value: float | None) -> str:
 
 
 def size_table(sizes: list[int], results: dict[str, list[Outcome]]) -> list[str]:
-    lines = ["| n | box: instructions | box: bus steps | box: seconds | box: won by | "
+    lines = ["| n | box: instructions | box: bus steps | box: seconds | box: CPU s | box: won by | "
              "Gaussian: instructions | Gaussian: bus steps | Gaussian: seconds | "
-             "Gaussian: won by |",
-             "|---:|---:|---:|---:|---|---:|---:|---:|---|"]
+             "Gaussian: CPU s | Gaussian: won by |",
+             "|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|"]
     for i, n in enumerate(sizes):
         row = [f"{n}x{n}"]
         for family in ("box", "gauss"):
             o = results[family][i]
-            row += [cell(o), str(o.bus_steps) if o.ok else "", seconds(o.wall), o.candidate]
+            row += [cell(o), str(o.bus_steps) if o.ok else "", seconds(o.wall),
+                    seconds(o.cpu), o.candidate]
         lines.append("| " + " | ".join(row) + " |")
     return lines
 
@@ -615,7 +616,9 @@ def size_commentary(sizes: list[int], results: dict[str, list[Outcome]]) -> list
         first, last = ok[0], ok[-1]
         text = (f"* {name}: {first[1].instructions} instructions at {first[0]}x{first[0]}, "
                 f"{last[1].instructions} at {last[0]}x{last[0]} (largest size that compiled); "
-                f"compile time {first[1].wall:.1f} s to {last[1].wall:.1f} s.")
+                f"compile time {first[1].wall:.1f} s to {last[1].wall:.1f} s; at most "
+                f"{max(o.wall for _, o in ok):.1f} s of wall time and "
+                f"{max(o.cpu or 0.0 for _, o in ok):.1f} s of CPU.")
         failed = [n for n, o in zip(sizes, outcomes, strict=True) if not o.ok]
         if failed:
             text += f" Failed or timed out: {', '.join(f'{n}x{n}' for n in failed)}."
