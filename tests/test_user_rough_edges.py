@@ -174,6 +174,28 @@ def test_input_option_moves_the_input_and_the_kernels_output(capsys, tmp_path):
     assert code == 0 and "input in B" in out
 
 
+TWO_OUTPUTS_TWO_REGISTERS = """\
+target scamp5 { registers: A..B, input: A, ops: basic }
+kernel smooth = [1 2 1; 2 4 2; 1 2 1] / 16
+kernel edges = [0 1 0; 1 -4 1; 0 1 0]
+filter f = [A: smooth, B: edges]
+"""
+
+
+def test_one_output_per_register_without_a_program_says_why_and_what_to_give(capsys, tmp_path):
+    """A filter with one output per register and no in-place form for its last output ends in
+    a RegisterPressureError that says why and asks for one more register, which then works."""
+    path = kalg_file(tmp_path, TWO_OUTPUTS_TWO_REGISTERS)
+    code, out, err = run(capsys, "optimize", path)
+    assert code == 1 and out == ""
+    assert "no program found for 2 outputs in 2 registers A B" in err
+    assert "made in its own register" in err and "give one more register" in err
+    assert "Traceback" not in err
+    code, out, err = run(capsys, "optimize", path, "--registers", "A..C")
+    assert code == 0, err
+    assert "verified" in out
+
+
 def test_node_limit_zero_is_a_usage_error(capsys):
     code, _, err = run(capsys, "optimize", EXAMPLES / "sobel.kalg", "--node-limit", "0")
     assert code == 2 and "positive" in err
