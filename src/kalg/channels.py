@@ -116,3 +116,44 @@ def _ratio(k: Kernel, base: Kernel) -> Fraction | None:
         return None
     r = Fraction(taps[o]) / Fraction(c)
     return r if all(Fraction(taps[p]) == r * Fraction(v) for p, v in base.entries) else None
+
+
+def common_factor(parts: Mapping[str, Kernel]) -> tuple[Kernel, dict[str, Kernel]] | None:
+    """(G, rests) with parts[c] = G * rests[c] (composition) for every channel c, G the greatest
+    common factor of the kernels as polynomials in x and y (primitive, more than one tap,
+    centred): Σ_c parts[c] * c = G * (Σ_c rests[c] * c), the distributive law that shares G's
+    work across the channels. None for fewer than two channels or no common factor beyond a
+    number or a shift."""
+    kernels = {c: k.trimmed() for c, k in parts.items() if k.trimmed().entries}
+    if len(kernels) < 2:
+        return None
+    import flint  # python-flint: exact polynomial gcd
+
+    ring = flint.fmpz_mpoly_ctx.get(("x", "y"), "lex")
+    polys = {c: _integer_polynomial(k, ring) for c, k in kernels.items()}
+    g = None
+    for p, _, _ in polys.values():
+        g = p if g is None else g.gcd(p)
+    g = g.primitive()[1] if g.content() != 0 else g
+    if len(g) < 2:
+        return None
+    taps = {(int(a), int(b)): int(v) for (a, b), v in g.terms()}
+    width, height = max(a for a, _ in taps), max(b for _, b in taps)
+    centre = (width // 2, height // 2)
+    factor = Kernel.of({(a - centre[0], b - centre[1]): v for (a, b), v in taps.items()})
+    rests = {}
+    for c, (p, offset, scale) in polys.items():
+        q = p / g  # exact: g divides p (flint raises otherwise)
+        rests[c] = Kernel.of({(int(a) + offset[0] + centre[0], int(b) + offset[1] + centre[1]):
+                              Fraction(int(v)) / scale for (a, b), v in q.terms()})
+        if not factor.compose(rests[c]).same_values(kernels[c]):
+            raise AssertionError(f"common factor {factor} does not divide {kernels[c]}")
+    return factor, rests
+
+
+def _integer_polynomial(k: Kernel, ring):
+    """(p, offset, scale): k = shift(p / scale, offset) with p an integer polynomial."""
+    scale = math.lcm(*(Fraction(v).denominator for _, v in k.entries))
+    ox, oy = min(x for (x, _), _ in k.entries), min(y for (_, y), _ in k.entries)
+    p = ring.from_dict({(x - ox, y - oy): int(Fraction(v) * scale) for (x, y), v in k.entries})
+    return p, (ox, oy), scale

@@ -17,13 +17,14 @@ from pathlib import Path
 import numpy as np
 
 from kalg import codegen, frontend, portfolio
+from kalg.channel_stages import staged_program
 from kalg.channels import common_mix
 from kalg.clock import Clock
 from kalg.codegen import exhaustive as exact
 from kalg.codegen.chain import chain_widths
 from kalg.codegen.factored import shortest_chain
 from kalg.codegen.separable import separable_candidate
-from kalg.decomp import Decomposition
+from kalg.decomp import Decomposition, Op, Value
 from kalg.diagnostics import (
     KalgError,
     KalgSemanticError,
@@ -32,6 +33,7 @@ from kalg.diagnostics import (
     UsageError,
 )
 from kalg.eqsat import engine
+from kalg.eqsat.channels import channel_terms
 from kalg.eqsat.optimize import Optimized, Options, direct_decomposition, optimize
 from kalg.frontend.ast import dump
 from kalg.frontend.report import format_definition
@@ -276,8 +278,10 @@ def _compile_channels(definition: frontend.Definition, path: str | Path, emit: S
                         f"{' '.join(registers)} of target {target_name}")
     program = codegen.matrix_channels(definition.channels, registers, target.inputs, ops)
     winner = MATRIX
-    for name, build in ((MIXED, _mixed_program), (MIXES, _mixes_program)):
-        found = build(definition, registers, target.inputs, ops, settings, deadline, clock)
+    for name, build in ((MIXED, _mixed_program), (MIXES, _mixes_program),
+                        (STAGED, _staged_program)):
+        found = build(definition, registers, target.inputs, ops, settings, deadline, clock,
+                      len(program) if program is not None else None)
         if found is not None and (program is None or len(found) < len(program)):
             program, winner = found, name
     if program is None:
@@ -304,7 +308,7 @@ MIXED = "one mix of the inputs, then the filter on it"
 
 def _mixed_program(definition: frontend.Definition, registers: tuple[str, ...],
                    inputs: tuple[str, ...], ops: str, settings: Settings, deadline: _Deadline,
-                   clock: Clock) -> list[Instr] | None:
+                   clock: Clock, bound: int | None = None) -> list[Instr] | None:
     """For a filter whose outputs all apply their kernel to one integer mix m of the inputs
     (`channels.common_mix`): m written into a register that is no output (the shortest
     `codegen.matrix_channels` program of the candidate registers), then the ordinary compile
@@ -344,7 +348,7 @@ MIXES = "each output's mix of the inputs, then its kernel on it"
 
 def _mixes_program(definition: frontend.Definition, registers: tuple[str, ...],
                    inputs: tuple[str, ...], ops: str, settings: Settings, deadline: _Deadline,
-                   clock: Clock) -> list[Instr] | None:
+                   clock: Clock, bound: int | None = None) -> list[Instr] | None:
     """For a filter of several outputs, each applying one kernel to ITS OWN integer mix of the
     inputs (`channels.common_mix` per output; frame_pair: smooth * (A - B), sobel * (A + B)):
     the outputs one after another, the one with most taps last. Each output's mix is written
@@ -384,6 +388,114 @@ def _mixes_program(definition: frontend.Definition, registers: tuple[str, ...],
         program += [*_integer_mix(mix, place), *stage]
     verify_exact_channels(program, definition.channels, inputs)
     return program
+
+
+STAGED = "each output's kernel on each input from its channel's e-graph, summed"
+
+
+def _staged_program(definition: frontend.Definition, registers: tuple[str, ...],
+                    inputs: tuple[str, ...], ops: str, settings: Settings, deadline: _Deadline,
+                    clock: Clock, bound: int | None = None) -> list[Instr] | None:
+    """The outputs as stages of one-input programs (`channel_stages.staged_program`: each
+    output's terms, or its channels' common factor applied once to their mix), every stage
+    from the candidates of its kernel: the part of its channel's e-graph
+    (`eqsat.channels.channel_terms`), its own variant, Horner, the factor chain. Verified
+    exactly on every input; None when no plan fits or none is shorter than `bound`."""
+    channels = definition.channels
+    quick = _ChannelStages(channels, ops, settings, deadline, refine=False)
+    first = staged_program(channels, registers, inputs, quick,
+                           None if bound is None else bound + STAGED_MARGIN)
+    if first is None:
+        return None
+    full = _ChannelStages(channels, ops, settings, deadline, refine=True, share=quick)
+    second = staged_program(channels, registers, inputs, full,
+                            len(first) if bound is None else min(bound, len(first)))
+    program = second if second is not None else first
+    verify_exact_channels(program, channels, inputs)
+    return program
+
+
+STAGED_MARGIN = 4
+"""The staged plan is first made with every stage's candidates screened only (`SCREEN`, a
+fraction of a second each), and made again with the best refined (`_best_program`) only when
+the screened plan came within this many instructions of the best program found before it:
+refining rarely saves more, and on filters the constant-matrix program wins (random kernels
+over few inputs) the refined stages would cost seconds for nothing."""
+
+
+class _ChannelStages:
+    """`channel_stages.Apply` for one filter: a kernel on one register into another, by the
+    shortest program over its candidate decompositions (`_best_program`). The terms' kernels
+    take theirs from their channel's e-graph (computed once per channel, on first use), any
+    other kernel (a common factor, a term of a mix) from its own; programs are memoised."""
+
+    def __init__(self, channels: dict, ops: str, settings: Settings, deadline: _Deadline,
+                 refine: bool, share: _ChannelStages | None = None):
+        self.channels = {o: {c: k.trimmed() for c, k in parts.items() if k.trimmed().entries}
+                         for o, parts in channels.items()}
+        self.ops, self.settings, self.deadline, self.refine = ops, settings, deadline, refine
+        self.programs: dict = {}
+        self.candidates: dict[Kernel, dict[str, Decomposition]] = (
+            share.candidates if share else {})
+        self.egraphs: set[str] = share.egraphs if share else set()
+
+    def __call__(self, kernel: Kernel, source: str, target: str, budget: tuple[str, ...],
+                 keep: bool) -> list[Instr] | None:
+        key = (kernel, source, target, budget, keep)
+        if key not in self.programs:
+            self.programs[key] = self._program(kernel, source, target, budget, keep)
+        return self.programs[key]
+
+    def _program(self, kernel: Kernel, source: str, target: str, budget: tuple[str, ...],
+                 keep: bool) -> list[Instr] | None:
+        if self.deadline.passed():
+            return None
+        kept = ((source, 0),) if keep else ()
+        stage = {name: Decomposition(d.values, ((target, d.outputs[0][1]), *kept))
+                 for name, d in self._of(kernel).items()}
+        if self.refine:
+            try:
+                return _best_program(stage, budget, source, self.ops, self.deadline)[0]
+            except (RegisterPressureError, ResourceLimitError):
+                return None
+        found = []
+        for d in portfolio.searchable(stage).values():
+            try:
+                found.append(portfolio.generate_within(d, budget, source, self.ops, SCREEN,
+                                                       self.deadline))
+            except RegisterPressureError:
+                continue
+        return min(found, key=lambda p: (len(p), bus_steps(p))) if found else None
+
+    def _of(self, kernel: Kernel) -> dict[str, Decomposition]:
+        """The candidate decompositions of `kernel` (one output each)."""
+        options = _options(self.ops, self.settings, self.deadline)
+        for channel in sorted({c for parts in self.channels.values() for c in parts}):
+            if channel not in self.egraphs and any(
+                    parts.get(channel) == kernel for parts in self.channels.values()):
+                self.egraphs.add(channel)
+                for out, found in channel_terms(self.channels, channel, options).items():
+                    self.candidates.setdefault(self.channels[out][channel], found)
+        if kernel not in self.candidates and -kernel in self.candidates:  # a subtracted term
+            self.candidates[kernel] = {f"{name}, negated": _negated(d)
+                                       for name, d in self.candidates[-kernel].items()}
+        if kernel not in self.candidates:
+            optimized = optimize({"k": kernel}, options)
+            self.candidates[kernel] = {"e-graph": optimized.decomposition,
+                                       "e-graph variants": optimized.applied}
+        found = dict(self.candidates[kernel])
+        found["horner"] = direct_decomposition({"k": kernel})
+        if (chain := codegen.factor_chain({"k": kernel})) is not None:
+            found["factor chain"] = chain
+        return found
+
+
+def _negated(decomposition: Decomposition) -> Decomposition:
+    """The one-output `decomposition` with its output negated (a NEG value on top: free to
+    fold into the code generator's terms)."""
+    (name, index), = decomposition.outputs
+    values = (*decomposition.values, Value(Op.NEG, (index,)))
+    return Decomposition(values, ((name, len(values) - 1),))
 
 
 def _integer_mix(mix: dict[str, int], place: str) -> list[Instr]:

@@ -1,0 +1,184 @@
+"""A filter over several inputs as stages of one-input programs: each output is the sum over its
+channels of one kernel applied to one input register (`C = K_A * A + K_B * B`), so every term
+can get the decompositions of the e-graph (separable, factored, chains ...) that the flat
+constant-matrix program (`codegen.matrix_channels`) never sees.
+
+An output is made by one of two plans, whichever is shorter in the registers left:
+
+* *terms*: its first term compiled into the output's register, each further one into a spare
+  register (the input's own once no later term reads it) and added or subtracted (one
+  instruction);
+* *common factor* (sharing across channels, `channels.common_factor`): where the kernels of the
+  output's channels share a factor G (K_c = G * R_c, e.g. a Gaussian on A and a Sobel on B
+  share the column [1 2 1]), the mix Σ R_c * in_c is made by terms into a spare register and G
+  applied to it once, into the output.
+
+The outputs come one after another (a few orders); an input is kept (every stage's budget
+leaves its register alone) until the last term that reads it, and the outputs made so far are
+kept. Each one-input stage is `apply(kernel, source, target, budget, keep)`, given by the
+caller (`pipeline`: the e-graph of the kernel's channel and its other candidates). Exact
+(the caller verifies the program on every input); no knowledge of particular kernels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from fractions import Fraction
+
+from kalg.channels import common_factor
+from kalg.kernel import Kernel
+from kalg.scamp5.isa import Add, Instr, Sub
+
+Apply = Callable[[Kernel, str, str, tuple[str, ...], bool], list[Instr] | None]
+"""apply(kernel, source, target, budget, keep): a program writing kernel applied to the value in
+register `source` into `target`, writing only registers of `budget` (which holds both), and
+leaving `source` unchanged if `keep`; None when none fits."""
+
+
+def staged_program(outputs: Mapping[str, Mapping[str, Kernel]], registers: Sequence[str],
+                   inputs: Sequence[str], apply: Apply, bound: int | None = None,
+                   ) -> list[Instr] | None:
+    """The shortest program of the plans above over a few output orders, or None when no
+    order fits or none is shorter than `bound` (a plan is cut once its made part and the
+    estimate (`lower_bound`) of the rest reach it)."""
+    parts = {o: {c: k.trimmed() for c, k in p.items() if k.trimmed().entries}
+             for o, p in outputs.items()}
+    best: list[Instr] | None = None
+    for order in _orders(parts, tuple(registers), tuple(inputs)):
+        limit = min([b for b in (bound, best and len(best)) if b], default=None)
+        found = _Run(parts, tuple(registers), tuple(inputs), apply, limit).program(order)
+        if found is not None and (best is None or len(found) < len(best)):
+            best = found
+    return best
+
+
+def lower_bound(kernel: Kernel) -> int:
+    """An estimate of the instructions a one-input program for `kernel` needs, for pruning
+    (`pipeline._lower_bound`'s): n taps summed by three-operand additions take (n - 1) / 2
+    of them, and one more where a coefficient is not an integer; at least one. A lower bound
+    where the taps are summed one by one (a kernel built by doubling, x + shift(x), can beat
+    it: pruning by it only drops plans, never lengthens the program kalg prints)."""
+    taps = [c for c in kernel.taps.values() if c != 0]
+    halves = any(Fraction(c).denominator != 1 for c in taps)
+    return max(len(taps) // 2 + halves, 1)
+
+
+def _estimate(parts: Mapping[str, Kernel]) -> int:
+    """`lower_bound` for one output: its terms' and an addition per further term, or its
+    common factor's and one instruction per term of the mix, the smaller."""
+    terms = sum(lower_bound(k) for k in parts.values()) + len(parts) - 1
+    factored = common_factor(parts)
+    if factored is None:
+        return terms
+    return min(terms, lower_bound(factored[0]) + len(parts))
+
+
+def _orders(parts: dict, registers: tuple[str, ...], inputs: tuple[str, ...]) -> list[list]:
+    """Register order and heaviest first (most coefficient mass: it gets the most registers);
+    an output in an input's register after every other output (it overwrites the input)."""
+    mass = {o: sum(abs(c) for k in p.values() for c in k.taps.values()) for o, p in parts.items()}
+    plain = sorted(parts, key=lambda o: (o in inputs, registers.index(o)))
+    heavy = sorted(parts, key=lambda o: (o in inputs, -mass[o], registers.index(o)))
+    return [plain] if heavy == plain else [plain, heavy]
+
+
+class _Run:
+    """One output order: the program so far and what it keeps. `limit`: a plan is dropped once
+    its instructions so far and the estimates of what it has left reach it."""
+
+    def __init__(self, parts: dict, registers: tuple[str, ...], inputs: tuple[str, ...],
+                 apply: Apply, limit: int | None):
+        self.parts, self.registers, self.inputs = parts, registers, inputs
+        self.apply, self.limit = apply, limit
+        self.spent = 0  # instructions of the outputs made
+        self.after = 0  # estimate of the outputs still to make after this one
+
+    def _over(self, instructions: int) -> bool:
+        return self.limit is not None and self.spent + instructions + self.after >= self.limit
+
+    def program(self, order: list[str]) -> list[Instr] | None:
+        program: list[Instr] = []
+        for i, out in enumerate(order):
+            self.spent, self.after = len(program), sum(_estimate(self.parts[o])
+                                                       for o in order[i + 1:])
+            if self._over(_estimate(self.parts[out])):
+                return None
+            later = {c for o in order[i + 1:] for c in self.parts[o]}
+            if out in later:
+                return None  # the output would overwrite an input a later output reads
+            step = self._output(out, later | set(order[:i]))
+            if step is None:
+                return None
+            program += step
+        return program
+
+    def _output(self, out: str, held: set[str]) -> list[Instr] | None:
+        """The shorter of the output's plans (the common factor first: the terms must then
+        beat it), the registers of `held` left alone."""
+        parts, best = self.parts[out], None
+        if (factored := common_factor(parts)) is not None:
+            best = self._factored(*factored, out, held)
+        limit = self.limit
+        if best is not None:
+            self.limit = min(b for b in (limit, self.spent + len(best) + self.after)
+                             if b is not None)
+        try:
+            terms = self._terms(parts, out, held)
+        finally:
+            self.limit = limit
+        return terms if terms is not None else best
+
+    def _factored(self, factor: Kernel, rests: dict[str, Kernel], out: str,
+                  held: set[str]) -> list[Instr] | None:
+        """Σ rests[c] * c into `out` by terms, then `factor` applied to it in place."""
+        mix = self._terms(rests, out, held, lower_bound(factor))
+        if mix is None:
+            return None
+        budget = tuple(r for r in self.registers if r not in held)
+        last = self.apply(factor, out, out, budget, False)
+        if last is None or self._over(len(mix) + len(last)):
+            return None
+        return mix + last
+
+    def _terms(self, parts: dict[str, Kernel], out: str, held: set[str],
+               tail: int = 0) -> list[Instr] | None:
+        """Each channel's kernel on its input, summed into `out`: the channel in `out` itself
+        first (it is overwritten), then the channels a later output reads, then the rest (their
+        registers are free for their own term). `tail`: the estimate of what follows in the
+        output's plan (for pruning)."""
+        if out in held:
+            return None
+        channels = sorted(parts, key=lambda c: (c != out, c not in held, c))
+        program: list[Instr] = []
+        for i, c in enumerate(channels):
+            rest = set(channels[i + 1:])
+            if self._over(len(program) + tail + sum(lower_bound(parts[r]) + 1 for r in rest)
+                          + lower_bound(parts[c]) + (i > 0)):
+                return None
+            keep = c in held or c in rest
+            busy = held | rest | ({out} if i else set())
+            budget = tuple(r for r in self.registers if r not in busy or r == c)
+            if i == 0:  # `out` is in the budget: not held, and no other term reads it
+                step = self.apply(parts[c], c, out, budget, keep)
+                if step is None:
+                    return None
+                program += step
+                continue
+            target = c if not keep else next((r for r in budget if r != c), None)
+            if target is None:
+                return None
+            kernel, negate = parts[c], _negative(parts[c])
+            step = self.apply(-kernel if negate else kernel, c, target, budget, keep)
+            if step is None:
+                return None
+            program += [*step, (Sub if negate else Add)(out, out, target)]
+        return None if self._over(len(program) + tail) else program
+
+
+def _negative(kernel: Kernel) -> bool:
+    """Whether the term is cheaper subtracted: its coefficients sum below zero (then its
+    negation, made and subtracted, has mostly positive taps)."""
+    total = sum(kernel.taps.values())
+    if total != 0:
+        return total < 0
+    return next(iter(sorted(kernel.taps.items())))[1] < 0
