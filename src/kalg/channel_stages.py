@@ -40,7 +40,7 @@ def staged_program(outputs: Mapping[str, Mapping[str, Kernel]], registers: Seque
                    ) -> list[Instr] | None:
     """The shortest program of the plans above over a few output orders, or None when no
     order fits or none is shorter than `bound` (a plan is cut once its made part and the
-    estimate (`lower_bound`) of the rest reach it)."""
+    estimate (`estimate`) of the rest reach it)."""
     parts = {o: {c: k.trimmed() for c, k in p.items() if k.trimmed().entries}
              for o, p in outputs.items()}
     best: list[Instr] | None = None
@@ -52,25 +52,27 @@ def staged_program(outputs: Mapping[str, Mapping[str, Kernel]], registers: Seque
     return best
 
 
-def lower_bound(kernel: Kernel) -> int:
-    """An estimate of the instructions a one-input program for `kernel` needs, for pruning
-    (`pipeline._lower_bound`'s): n taps summed by three-operand additions take (n - 1) / 2
-    of them, and one more where a coefficient is not an integer; at least one. A lower bound
-    where the taps are summed one by one (a kernel built by doubling, x + shift(x), can beat
+def estimate(kernel: Kernel) -> int:
+    """Instructions a one-input program for `kernel` needs, estimated for pruning: a halving
+    per power of two in the largest denominator (each `div` halves one value once: a lower
+    bound), and (n - 1) / 2 additions for n taps summed by three-operand adds (a lower bound
+    where the taps are summed one by one; a kernel built by doubling, x + shift(x), can beat
     it: pruning by it only drops plans, never lengthens the program kalg prints)."""
-    taps = [c for c in kernel.taps.values() if c != 0]
-    halves = any(Fraction(c).denominator != 1 for c in taps)
-    return max(len(taps) // 2 + halves, 1)
+    taps = [Fraction(c) for c in kernel.taps.values() if c != 0]
+    halvings = max(c.denominator for c in taps).bit_length() - 1
+    return max(len(taps) // 2 + halvings, 1)
 
 
 def _estimate(parts: Mapping[str, Kernel]) -> int:
-    """`lower_bound` for one output: its terms' and an addition per further term, or its
-    common factor's and one instruction per term of the mix, the smaller."""
-    terms = sum(lower_bound(k) for k in parts.values()) + len(parts) - 1
+    """`estimate` for one output: its terms' and an addition per further term, or its common
+    factor's and its mix's, the smaller."""
+    terms = sum(estimate(k) for k in parts.values()) + len(parts) - 1
     factored = common_factor(parts)
     if factored is None:
         return terms
-    return min(terms, lower_bound(factored[0]) + len(parts))
+    factor, rests = factored
+    return min(terms, estimate(factor) + sum(estimate(k) for k in rests.values())
+               + len(rests) - 1)
 
 
 def _orders(parts: dict, registers: tuple[str, ...], inputs: tuple[str, ...]) -> list[list]:
@@ -131,7 +133,7 @@ class _Run:
     def _factored(self, factor: Kernel, rests: dict[str, Kernel], out: str,
                   held: set[str]) -> list[Instr] | None:
         """Σ rests[c] * c into `out` by terms, then `factor` applied to it in place."""
-        mix = self._terms(rests, out, held, lower_bound(factor))
+        mix = self._terms(rests, out, held, estimate(factor))
         if mix is None:
             return None
         budget = tuple(r for r in self.registers if r not in held)
@@ -152,8 +154,8 @@ class _Run:
         program: list[Instr] = []
         for i, c in enumerate(channels):
             rest = set(channels[i + 1:])
-            if self._over(len(program) + tail + sum(lower_bound(parts[r]) + 1 for r in rest)
-                          + lower_bound(parts[c]) + (i > 0)):
+            if self._over(len(program) + tail + sum(estimate(parts[r]) + 1 for r in rest)
+                          + estimate(parts[c]) + (i > 0)):
                 return None
             keep = c in held or c in rest
             busy = held | rest | ({out} if i else set())

@@ -35,6 +35,11 @@ def channel_terms(channels: Mapping[str, Mapping[str, Kernel]], channel: str,
                if channel in parts and parts[channel].trimmed().entries}
     if not kernels:
         return {}
+    # outputs applying the same kernel to the channel are one root (the e-graph would bind
+    # one term to two names)
+    first = {k: out for out, k in sorted(kernels.items(), reverse=True)}
+    same = {out: first[k] for out, k in kernels.items()}
+    kernels = {out: k for out, k in kernels.items() if first[k] == out}
     if len(kernels) > 1:
         # the stages compile each output's terms on their own, so the joint DAG's sharing
         # across outputs is not kept between them: its exact ILP would cost seconds (three
@@ -43,9 +48,9 @@ def channel_terms(channels: Mapping[str, Mapping[str, Kernel]], channel: str,
         options = dataclasses.replace(options, ilp_max_nodes=0)
     found = optimize(kernels, options)
     joint, alone = dict(found.decomposition.outputs), dict(found.applied.outputs)
-    return {out: {"channel e-graph": _part(found.decomposition, out, joint[out]),
-                  "channel e-graph, variant": _part(found.applied, out, alone[out])}
-            for out in kernels}
+    return {out: {"channel e-graph": _part(found.decomposition, out, joint[root]),
+                  "channel e-graph, variant": _part(found.applied, out, alone[root])}
+            for out, root in same.items()}
 
 
 def _part(decomposition: Decomposition, out: str, index: int) -> Decomposition:
