@@ -27,7 +27,7 @@ from fractions import Fraction
 
 from kalg.channels import common_factor
 from kalg.kernel import Kernel
-from kalg.scamp5.isa import Add, Instr, Sub
+from kalg.scamp5.isa import Add, Add3, Instr, Mov, Sub
 
 Apply = Callable[[Kernel, str, str, tuple[str, ...], bool], list[Instr] | None]
 """apply(kernel, source, target, budget, keep): a program writing kernel applied to the value in
@@ -37,16 +37,18 @@ leaving `source` unchanged if `keep`; None when none fits."""
 
 def staged_program(outputs: Mapping[str, Mapping[str, Kernel]], registers: Sequence[str],
                    inputs: Sequence[str], apply: Apply, bound: int | None = None,
-                   ) -> list[Instr] | None:
+                   three_operand: bool = False) -> list[Instr] | None:
     """The shortest program of the plans above over a few output orders, or None when no
     order fits or none is shorter than `bound` (a plan is cut once its made part and the
-    estimate (`estimate`) of the rest reach it)."""
+    estimate (`estimate`) of the rest reach it). `three_operand`: the op set has the
+    three-operand add (`_accumulate`)."""
     parts = {o: {c: k.trimmed() for c, k in p.items() if k.trimmed().entries}
              for o, p in outputs.items()}
     best: list[Instr] | None = None
     for order in _orders(parts, tuple(registers), tuple(inputs)):
         limit = min([b for b in (bound, best and len(best)) if b], default=None)
-        found = _Run(parts, tuple(registers), tuple(inputs), apply, limit).program(order)
+        found = _Run(parts, tuple(registers), tuple(inputs), apply, limit,
+                     three_operand).program(order)
         if found is not None and (best is None or len(found) < len(best)):
             best = found
     return best
@@ -89,9 +91,9 @@ class _Run:
     its instructions so far and the estimates of what it has left reach it."""
 
     def __init__(self, parts: dict, registers: tuple[str, ...], inputs: tuple[str, ...],
-                 apply: Apply, limit: int | None):
+                 apply: Apply, limit: int | None, three_operand: bool):
         self.parts, self.registers, self.inputs = parts, registers, inputs
-        self.apply, self.limit = apply, limit
+        self.apply, self.limit, self.three_operand = apply, limit, three_operand
         self.spent = 0  # instructions of the outputs made
         self.after = 0  # estimate of the outputs still to make after this one
 
@@ -145,12 +147,12 @@ class _Run:
     def _terms(self, parts: dict[str, Kernel], out: str, held: set[str],
                tail: int = 0) -> list[Instr] | None:
         """Each channel's kernel on its input, summed into `out`: the channel in `out` itself
-        first (it is overwritten), then the channels a later output reads, then the rest (their
-        registers are free for their own term). `tail`: the estimate of what follows in the
-        output's plan (for pruning)."""
+        first (it is overwritten), then the channels no later output reads (each term may
+        overwrite its input, whose register is then free for the terms after it), then those
+        kept. `tail`: the estimate of what follows in the output's plan (for pruning)."""
         if out in held:
             return None
-        channels = sorted(parts, key=lambda c: (c != out, c not in held, c))
+        channels = sorted(parts, key=lambda c: (c != out, c in held, c))
         program: list[Instr] = []
         for i, c in enumerate(channels):
             rest = set(channels[i + 1:])
@@ -173,8 +175,23 @@ class _Run:
             step = self.apply(-kernel if negate else kernel, c, target, budget, keep)
             if step is None:
                 return None
-            program += [*step, (Sub if negate else Add)(out, out, target)]
+            program += _accumulate(step, out, target, negate, self.three_operand)
         return None if self._over(len(program) + tail) else program
+
+
+def _accumulate(step: list[Instr], out: str, target: str, negate: bool,
+                three_operand: bool) -> list[Instr]:
+    """`step` (which leaves a term in `target`, dead afterwards) and out := out ± target, the
+    last instruction of `step` folded in where it only moves or adds two registers into
+    `target`: `mov(T, x); add(out, out, T)` is `add(out, out, x)`, and `add(T, x, y);
+    add(out, out, T)` is the three-operand `add(out, out, x, y)` where the op set has it."""
+    last = step[-1] if step else None
+    if isinstance(last, Mov) and last.y == target and last.x0 != out:
+        return [*step[:-1], (Sub if negate else Add)(out, out, last.x0)]
+    if (three_operand and not negate and isinstance(last, Add) and last.y == target
+            and out not in (last.x0, last.x1)):
+        return [*step[:-1], Add3(out, out, last.x0, last.x1)]
+    return [*step, (Sub if negate else Add)(out, out, target)]
 
 
 def _negative(kernel: Kernel) -> bool:

@@ -39,8 +39,8 @@ from kalg.frontend.ast import dump
 from kalg.frontend.report import format_definition
 from kalg.frontend.target import WIDE
 from kalg.kernel import REAL, Kernel
+from kalg.scamp5.isa import OP_SETS, SIMULATED_REGISTERS, Add, Add3, Instr, Mov, Sub, bus_steps
 from kalg.scamp5.isa import REGISTERS as SCAMP5_REGISTERS
-from kalg.scamp5.isa import SIMULATED_REGISTERS, Add, Instr, Mov, Sub, bus_steps
 from kalg.scamp5.simulator import verify_numeric, verify_numeric_channels
 from kalg.scamp5.symbolic import verify_exact_channels
 from kalg.scamp5.text import format_program
@@ -261,14 +261,17 @@ def _compile_channels(definition: frontend.Definition, path: str | Path, emit: S
                       clock: Clock, settings: Settings, deadline: _Deadline) -> Result:
     """A filter over several inputs (`kalg.channels`): compiled as one constant-matrix program
     (`codegen.matrix_channels`, each input divided once, sharing within and across channels
-    through the walk of each output); and, when every output applies its kernel to one mix of
-    the inputs (`channels.common_mix`), as the mix followed by the ordinary filter compile on
-    it (`_mixed_program`: e-graph and every candidate). The shorter is kept, verified exactly
-    on every input and numerically on random images."""
+    through the walk of each output); when every output applies its kernel to one mix of the
+    inputs (`channels.common_mix`), as the mix followed by the ordinary filter compile on it
+    (`_mixed_program`: e-graph and every candidate), or each output on its own mix
+    (`_mixes_program`); and as stages of one-input programs from one e-graph per channel
+    (`_staged_program`). The shortest is kept, verified exactly on every input and
+    numerically on random images."""
     if emit is not Stage.PROGRAM:
-        raise KalgError(f"'{definition.name}' reads several inputs: it is compiled directly "
-                        "as a constant-matrix program, so there is no e-graph or "
-                        "decomposition stage to emit (--emit kernels and ast work)")
+        raise KalgError(f"'{definition.name}' reads several inputs: its programs come from "
+                        "one e-graph per input channel and constant-matrix programs, so there "
+                        "is no single e-graph or decomposition to emit (--emit kernels and "
+                        "ast work)")
     for err in definition.unapproximated.values():
         raise err  # SCAMP-5 can only halve: a non-dyadic kernel needs an approx setting
     universe = SIMULATED_REGISTERS if target_name == WIDE else SCAMP5_REGISTERS
@@ -403,13 +406,14 @@ def _staged_program(definition: frontend.Definition, registers: tuple[str, ...],
     exactly on every input; None when no plan fits or none is shorter than `bound`."""
     channels = definition.channels
     quick = _ChannelStages(channels, ops, settings, deadline, refine=False)
+    fused = Add3 in OP_SETS[ops]
     first = staged_program(channels, registers, inputs, quick,
-                           None if bound is None else bound + STAGED_MARGIN)
+                           None if bound is None else bound + STAGED_MARGIN, fused)
     if first is None:
         return None
     full = _ChannelStages(channels, ops, settings, deadline, refine=True, share=quick)
     second = staged_program(channels, registers, inputs, full,
-                            len(first) if bound is None else min(bound, len(first)))
+                            len(first) if bound is None else min(bound, len(first)), fused)
     program = second if second is not None else first
     verify_exact_channels(program, channels, inputs)
     return program
