@@ -35,6 +35,10 @@ STRUCTURED = {"gauss": "[1 2 1; 2 4 2; 1 2 1] / 16", "box": "[1 1 1; 1 1 1; 1 1 
               "laplacian": "[0 1 0; 1 -4 1; 0 1 0] / 4"}
 
 
+SHORT = {pipeline.MATRIX: "matrix", pipeline.MIXED: "one mix", pipeline.MIXES: "own mixes",
+         pipeline.STAGED: "staged"}
+
+
 def _random(rng, divisor: int) -> str:
     rows = "; ".join(" ".join(str(int(v)) for v in rng.integers(0, 5, 3)) for _ in range(3))
     return f"[{rows}] / {divisor}"
@@ -87,8 +91,9 @@ def row(name: str, source: str, ops: str) -> tuple[int, int]:
         verify_numeric_channels(result.program, definition.channels, images)
     n_before, n_after = len(before.program), len(after.program)
     assert n_after <= n_before, f"{name}: the staged candidate made it longer"
+    winner = SHORT.get(after.stats["candidate"], after.stats["candidate"])
     print(f"| {name} | {len(definition.channels)} | {len(matrix) if matrix else 'none'} | "
-          f"{n_before} | {n_after} | {after.stats['candidate']} | {t_before:.1f} | "
+          f"{n_before} | {n_after} | {winner} | {t_before:.1f} | "
           f"{t_after:.1f} |", flush=True)
     return n_before, n_after
 

@@ -7,11 +7,11 @@ An output is made by one of two plans, whichever is shorter in the registers lef
 
 * *terms*: its first term compiled into the output's register, each further one into a spare
   register (the input's own once no later term reads it) and added or subtracted (one
-  instruction);
+  instruction, or none where the term's last move or add folds into it);
 * *common factor* (sharing across channels, `channels.common_factor`): where the kernels of the
   output's channels share a factor G (K_c = G * R_c, e.g. a Gaussian on A and a Sobel on B
-  share the column [1 2 1]), the mix Σ R_c * in_c is made by terms into a spare register and G
-  applied to it once, into the output.
+  share (1+x)(1+y)^2), the mix Σ R_c * in_c is made by terms into the output's register and
+  G applied to it there, once.
 
 The outputs come one after another (a few orders); an input is kept (every stage's budget
 leaves its register alone) until the last term that reads it, and the outputs made so far are

@@ -393,7 +393,8 @@ def _mixes_program(definition: frontend.Definition, registers: tuple[str, ...],
     return program
 
 
-STAGED = "each output's kernel on each input from its channel's e-graph, summed"
+STAGED = ("each output's kernels on its inputs from one e-graph per channel, summed or "
+          "their common factor applied to their mix")
 
 
 def _staged_program(definition: frontend.Definition, registers: tuple[str, ...],
