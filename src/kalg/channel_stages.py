@@ -35,20 +35,28 @@ register `source` into `target`, writing only registers of `budget` (which holds
 leaving `source` unchanged if `keep`; None when none fits."""
 
 
+Finish = Callable[[dict[str, dict[str, Kernel]], tuple[str, ...]], list[Instr] | None]
+"""finish(outputs, registers): a program for `outputs` (output → input → kernel) using only
+`registers` (which hold the inputs they read, free to overwrite); None when none fits."""
+
+
 def staged_program(outputs: Mapping[str, Mapping[str, Kernel]], registers: Sequence[str],
                    inputs: Sequence[str], apply: Apply, bound: int | None = None,
-                   three_operand: bool = False) -> list[Instr] | None:
+                   three_operand: bool = False, finish: Finish | None = None,
+                   ) -> list[Instr] | None:
     """The shortest program of the plans above over a few output orders, or None when no
     order fits or none is shorter than `bound` (a plan is cut once its made part and the
     estimate (`estimate`) of the rest reach it). `three_operand`: the op set has the
-    three-operand add (`_accumulate`)."""
+    three-operand add (`_accumulate`). `finish`: after any output, the outputs left may be
+    made by it instead (the constant-matrix program in the registers not holding an output
+    made: where registers are short, the structured outputs first, the rest flat)."""
     parts = {o: {c: k.trimmed() for c, k in p.items() if k.trimmed().entries}
              for o, p in outputs.items()}
     best: list[Instr] | None = None
     for order in _orders(parts, tuple(registers), tuple(inputs)):
         limit = min([b for b in (bound, best and len(best)) if b], default=None)
         found = _Run(parts, tuple(registers), tuple(inputs), apply, limit,
-                     three_operand).program(order)
+                     three_operand, finish).program(order)
         if found is not None and (best is None or len(found) < len(best)):
             best = found
     return best
@@ -91,9 +99,10 @@ class _Run:
     its instructions so far and the estimates of what it has left reach it."""
 
     def __init__(self, parts: dict, registers: tuple[str, ...], inputs: tuple[str, ...],
-                 apply: Apply, limit: int | None, three_operand: bool):
+                 apply: Apply, limit: int | None, three_operand: bool, finish: Finish | None):
         self.parts, self.registers, self.inputs = parts, registers, inputs
         self.apply, self.limit, self.three_operand = apply, limit, three_operand
+        self.finish = finish
         self.spent = 0  # instructions of the outputs made
         self.after = 0  # estimate of the outputs still to make after this one
 
@@ -101,20 +110,29 @@ class _Run:
         return self.limit is not None and self.spent + instructions + self.after >= self.limit
 
     def program(self, order: list[str]) -> list[Instr] | None:
+        """The outputs in `order`, or, after any of them, the rest by `finish`: the shortest
+        of these (None if none fits within the limit)."""
         program: list[Instr] = []
+        best: list[Instr] | None = None
         for i, out in enumerate(order):
+            if i > 0 and self.finish is not None:
+                rest = {o: self.parts[o] for o in order[i:]}
+                tail = self.finish(rest, tuple(r for r in self.registers if r not in order[:i]))
+                if tail is not None and (self.limit is None
+                                         or len(program) + len(tail) < self.limit):
+                    best, self.limit = program + tail, len(program) + len(tail)
             self.spent, self.after = len(program), sum(_estimate(self.parts[o])
                                                        for o in order[i + 1:])
             if self._over(_estimate(self.parts[out])):
-                return None
+                return best
             later = {c for o in order[i + 1:] for c in self.parts[o]}
             if out in later:
-                return None  # the output would overwrite an input a later output reads
+                return best  # the output would overwrite an input a later output reads
             step = self._output(out, later | set(order[:i]))
             if step is None:
-                return None
+                return best
             program += step
-        return program
+        return program if self.limit is None or len(program) < self.limit else best
 
     def _output(self, out: str, held: set[str]) -> list[Instr] | None:
         """The shorter of the output's plans (the common factor first: the terms must then

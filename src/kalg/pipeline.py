@@ -408,13 +408,19 @@ def _staged_program(definition: frontend.Definition, registers: tuple[str, ...],
     channels = definition.channels
     quick = _ChannelStages(channels, ops, settings, deadline, refine=False)
     fused = Add3 in OP_SETS[ops]
+
+    def finish(outputs: dict, free: tuple[str, ...]) -> list[Instr] | None:
+        read = tuple(c for c in inputs if any(c in parts for parts in outputs.values()))
+        return codegen.matrix_channels(outputs, free, read, ops)
+
     first = staged_program(channels, registers, inputs, quick,
-                           None if bound is None else bound + STAGED_MARGIN, fused)
+                           None if bound is None else bound + STAGED_MARGIN, fused, finish)
     if first is None:
         return None
     full = _ChannelStages(channels, ops, settings, deadline, refine=True, share=quick)
     second = staged_program(channels, registers, inputs, full,
-                            len(first) if bound is None else min(bound, len(first)), fused)
+                            len(first) if bound is None else min(bound, len(first)), fused,
+                            finish)
     program = second if second is not None else first
     verify_exact_channels(program, channels, inputs)
     return program
