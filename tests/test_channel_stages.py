@@ -99,3 +99,29 @@ def test_two_outputs_applying_the_same_kernel_to_a_channel_share_one_e_graph_roo
         for decomposition in candidates.values():
             (name, kernel), = decomposition.output_kernels().items()
             assert name == out and kernel.same_values(SOBEL)
+
+
+def test_three_structured_outputs_on_six_registers_finish_the_rest_as_a_matrix():
+    # two inputs kept and two outputs made leave too few registers for a third output's
+    # stages: after any output the rest is finished by the constant-matrix program
+    result, matrix = _checked(HEAD + "kernel box = [1 1 1; 1 1 1; 1 1 1] / 8\n"
+                              "kernel g = [1 2 1; 2 4 2; 1 2 1] / 16\n"
+                              "kernel s = [1 2 1; 0 0 0; -1 -2 -1] / 4\n"
+                              "kernel l = [0 1 0; 1 -4 1; 0 1 0] / 4\n"
+                              "filter f = [C: box * A - box * B, D: s * A - l * B,\n"
+                              "            E: -g * A + transpose(s) * B]\n")
+    assert result.stats["candidate"] == STAGED
+    assert len(result.program) < 0.7 * len(matrix)
+
+
+def test_a_terms_last_move_or_add_folds_into_the_accumulation():
+    from kalg.channel_stages import _accumulate
+    from kalg.scamp5.isa import Add, Add3, Mov, Sub
+    step = [Add("E", "A", "F"), Mov("F", "E")]
+    assert _accumulate(step, "C", "F", True, True) == [Add("E", "A", "F"), Sub("C", "C", "E")]
+    step = [Mov("E", "A"), Add("F", "A", "E")]
+    assert _accumulate(step, "C", "F", False, True) == [Mov("E", "A"), Add3("C", "C", "A", "E")]
+    # no three-operand add in the op set, or the output is an operand: add the term
+    assert _accumulate(step, "C", "F", False, False) == [*step, Add("C", "C", "F")]
+    step = [Add("F", "C", "E")]
+    assert _accumulate(step, "C", "F", False, True) == [*step, Add("C", "C", "F")]
