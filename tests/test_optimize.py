@@ -249,3 +249,17 @@ def test_stop_reason_is_the_last_stages_not_an_earlier_limit():
     _, both = engine.saturate(("ring",), facts, (*capped, engine.Stage(("ring",), 60)),
                               engine.Limits())
     assert both.stop_reason == "saturated", both
+
+
+def test_filter_with_two_identical_outputs_compiles(tmp_path):
+    """`filter f = [B: g, C: g]` ended in a KeyError traceback ('k_B'): the e-graph binds both
+    outputs' lets to one e-class and lists them together ("$k_B, $k_C"). Both registers get
+    the kernel, from one computation and a copy."""
+    path = tmp_path / "twice.kalg"
+    path.write_text("kernel g = [1 2 1; 2 4 2; 1 2 1] / 16\nfilter f = [B: g, C: g]\n",
+                    encoding="utf-8")
+    twice = compile_file(path)
+    assert twice.verified
+    path.write_text("kernel g = [1 2 1; 2 4 2; 1 2 1] / 16\nfilter f = [B: g]\n",
+                    encoding="utf-8")
+    assert len(twice.program) <= len(compile_file(path).program) + 1

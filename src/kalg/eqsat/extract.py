@@ -42,8 +42,10 @@ class Graph:
         self.classes: dict[str, list[str]] = {}
         self.lets: dict[str, str] = {}
         for cid, info in data.get("class_data", {}).items():
-            if "let" in info:
-                self.lets[info["let"].lstrip("$")] = cid
+            # several lets bound to one e-class are listed together: "$k_B, $k_C"
+            for name in info.get("let", "").split(", "):
+                if name:
+                    self.lets[name.lstrip("$")] = cid
         for nid, nd in raw.items():
             if nid.startswith("primitive-"):
                 continue
