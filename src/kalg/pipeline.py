@@ -200,6 +200,9 @@ def _candidates(definition: frontend.Definition, settings: Settings, ops: str,
         stats: dict[str, object] = {"algebra e-graph": _LARGE_NOTE}
         provenance: dict[str, list[str]] = {}
         candidates = {ops: large}
+    elif len(definition.outputs) > JOINT_OUTPUTS and settings.emit is Stage.PROGRAM:
+        # Its candidates would not be searched (`_choose`): the filter's own programs only.
+        stats, provenance, candidates = {"algebra e-graph": _FILTER_NOTE}, {}, {ops: {}}
     else:
         if settings.progress:
             settings.progress("e-graph: saturating the algebra, extracting decompositions")
@@ -881,6 +884,9 @@ candidates: searching a DAG of four to ten outputs takes tens of seconds (and wi
 registers ends without a program), while the constant-matrix program (`_filter_programs`) was
 shorter than that search on every filter of four or more outputs of the scaling study."""
 
+_FILTER_NOTE = (f"not run (more than {JOINT_OUTPUTS} outputs: the joint decomposition is not "
+                "searched, the filter's own programs are)")
+
 MATRIX = "shared matrix"
 ONE_AT_A_TIME = "outputs one at a time"
 LAST_IN_PLACE = "last output in place"
@@ -922,7 +928,11 @@ def _choose(candidates: dict[str, dict[str, Decomposition]], outputs: dict,
             deadline: _Deadline, large: bool) -> tuple[list[Instr], str, str | None]:
     found, stop = None, None
     pressure = _no_joint_program(outputs, registers)
-    if len(outputs) <= JOINT_OUTPUTS:
+    matrix = (codegen.matrix_filter(outputs, registers, input_register, ops)
+              if len(outputs) > 1 else None)
+    if len(outputs) <= JOINT_OUTPUTS and (
+            matrix is None or _joint_may_win(candidates[ops], registers, input_register, ops,
+                                             deadline, len(matrix))):
         try:
             program, winner, stop = _joint_program(candidates, outputs, registers,
                                                    input_register, ops, settings, deadline,
@@ -931,15 +941,42 @@ def _choose(candidates: dict[str, dict[str, Decomposition]], outputs: dict,
         except RegisterPressureError as err:
             pressure = err
     program, winner = _filter_programs(found, outputs, registers, input_register, ops,
-                                       settings, deadline)
+                                       settings, deadline, matrix)
     if program is None:
         raise pressure
     return program, winner, stop
 
 
+JOINT_PROBE_SLACK = 8
+"""A filter's joint decomposition ladder (`_joint_program`: two op sets, up to six register
+files, each candidate screened and the best refined twice; 10-30 s of CPU for two or three
+outputs on 18 registers) is run only where a probe - every candidate screened once on the whole
+register file - is at most 1/this longer than the constant-matrix program. On the study's
+filters of two and three outputs (18 registers, seeds 0-9) the ladder's program was at most
+2 instructions shorter than its probe (the refines and smaller rungs add little), while the
+probe was 25-55 % longer than the constant-matrix program, which won every one of them."""
+
+
+def _joint_may_win(candidates: dict[str, Decomposition], registers: tuple[str, ...],
+                   input_register: str, ops: str, deadline: _Deadline, bound: int) -> bool:
+    """Whether the joint ladder is worth running against a program of `bound` instructions
+    (`JOINT_PROBE_SLACK`); also where no candidate fits the whole register file in one screen
+    (the probe says nothing then). Deterministic: the screen is bounded by counts."""
+    best = None
+    for decomposition in dict.fromkeys(portfolio.searchable(candidates).values()):
+        try:
+            program = portfolio.generate_within(decomposition, registers, input_register, ops,
+                                                SCREEN, deadline)
+        except RegisterPressureError:
+            continue
+        best = len(program) if best is None else min(best, len(program))
+    return best is None or best <= bound + bound // JOINT_PROBE_SLACK
+
+
 def _filter_programs(found: tuple[list[Instr], str] | None, outputs: dict,
                      registers: tuple[str, ...], input_register: str, ops: str,
                      settings: Settings, deadline: _Deadline | None = None,
+                     matrix: list[Instr] | None = None,
                      ) -> tuple[list[Instr] | None, str | None]:
     """The shortest of `found` (the decomposition candidates' best, if any) and the programs
     built for the filter as a whole: the constant-matrix program over the input divided once
@@ -947,9 +984,12 @@ def _filter_programs(found: tuple[list[Instr], str] | None, outputs: dict,
     after another (`_one_at_a_time`), and for one output per register the program whose last
     output is made in place from the others (`codegen.full_filter`). Ties keep `found`, then
     that order (deterministic). With one output per register and no program at all, the
-    RegisterPressureError says why the in-place form has none."""
+    RegisterPressureError says why the in-place form has none. `matrix`: the constant-matrix
+    program when the caller has built it already."""
     programs = [found] if found is not None else []
-    if (matrix := codegen.matrix_filter(outputs, registers, input_register, ops)) is not None:
+    if matrix is None:
+        matrix = codegen.matrix_filter(outputs, registers, input_register, ops)
+    if matrix is not None:
         programs.append((matrix, MATRIX))
     bound = min((len(p) for p, _ in programs), default=None)
     if len(outputs) > 1 and (seq := _one_at_a_time(outputs, registers, input_register, ops,
@@ -1011,6 +1051,8 @@ def _one_at_a_time(outputs: dict, registers: tuple[str, ...], input_register: st
     code generation). The shortest program; None if nothing beats `bound`."""
     deadline = deadline or _Deadline(None)
     memo: dict = {}
+    if not _may_finish(outputs, registers, input_register, ops, settings, deadline, memo):
+        return None
     mass = {r: sum(abs(c) for c in k.taps.values()) for r, k in outputs.items()}
     plain = sorted(outputs, key=lambda r: (r == input_register, registers.index(r)))
     heavy = sorted(outputs, key=lambda r: (r == input_register, -mass[r], registers.index(r)))
@@ -1024,6 +1066,31 @@ def _one_at_a_time(outputs: dict, registers: tuple[str, ...], input_register: st
         if found is not None and (best is None or len(found) < len(best)):
             best = found
     return best
+
+
+def _may_finish(outputs: dict, registers: tuple[str, ...], input_register: str, ops: str,
+                settings: Settings, deadline: _Deadline, memo: dict) -> bool:
+    """False where no sequence can be completed: with one output per register every order
+    ends with the input's register as the only one free, so its own stage there (computed
+    first, memoised for the sequences) must fit, or a constant-matrix finish must keep the
+    last output in place, which needs an output that is a pool value (the input times ±2^j,
+    unshifted; `matrix._Builder._kept`). Saves every other stage's compile where neither
+    holds (six random outputs on six registers: about 14 s of CPU)."""
+    if len(outputs) != len(registers) or input_register not in outputs:
+        return True
+    key = (input_register, (input_register,))
+    memo[key] = _stage(input_register, outputs[input_register], key[1], input_register, ops,
+                       settings, deadline, memo)
+    return memo[key] is not None or any(_scaled_input(k) for k in outputs.values())
+
+
+def _scaled_input(kernel) -> bool:
+    """Whether `kernel` is the unshifted input times ±2^j (j any integer)."""
+    taps = {d: Fraction(c) for d, c in kernel.taps.items() if c != 0}
+    if set(taps) != {(0, 0)}:
+        return False
+    c = abs(taps[(0, 0)])
+    return c.numerator & (c.numerator - 1) == 0 and c.denominator & (c.denominator - 1) == 0
 
 
 def _sequence(outputs: dict, order: list[str], registers: tuple[str, ...], source: str,
