@@ -949,12 +949,13 @@ def _choose(candidates: dict[str, dict[str, Decomposition]], outputs: dict,
 
 JOINT_PROBE_SLACK = 8
 """A filter's joint decomposition ladder (`_joint_program`: two op sets, up to six register
-files, each candidate screened and the best refined twice; 10-30 s of CPU for two or three
+files, each candidate screened and the best refined twice; 10-50 s of CPU for two or three
 outputs on 18 registers) is run only where a probe - every candidate screened once on the whole
-register file - is at most 1/this longer than the constant-matrix program. On the study's
-filters of two and three outputs (18 registers, seeds 0-9) the ladder's program was at most
-2 instructions shorter than its probe (the refines and smaller rungs add little), while the
-probe was 25-55 % longer than the constant-matrix program, which won every one of them."""
+register file - is at most 1/this longer than the constant-matrix program. On 15 filters of
+docs/scaling.md's study (18 registers: seeds 0-9 and 100-102 with two outputs, 0 and 1 with
+three) the ladder's program was at most 2 instructions shorter than its probe, and the probe
+was 13-56 % longer than the constant-matrix program on all but one (seed 7, two outputs:
+probe 20, ladder 20, matrix 22; there the ladder runs and wins)."""
 
 
 def _joint_may_win(candidates: dict[str, Decomposition], registers: tuple[str, ...],
