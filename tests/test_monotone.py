@@ -4,6 +4,7 @@ budget finds one. Checked on random small kernels and on the kernel where it onc
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from fractions import Fraction
 
@@ -108,9 +109,12 @@ def test_best_screened_candidate_of_a_full_rung_is_refined_twice(monkeypatch):
     monkeypatch.setattr(codegen, "generate", fake)
     monkeypatch.setattr(portfolio, "bus_steps", lambda program: 0)
 
-    class Named(str):  # a stand-in decomposition: its name, and no live values
+    class Named(str):  # a stand-in decomposition: its name, no live values, no outputs
         def live(self):
             return []
+
+        def output_kernels(self):
+            return {}
 
     candidates = {"basic": {}, "all": {n: Named(n) for n in ("long", "short", "tie")}}
     budget = portfolio.Budget(REGISTERS, "A", "all", ("A",), REGISTERS)
@@ -121,3 +125,29 @@ def test_best_screened_candidate_of_a_full_rung_is_refined_twice(monkeypatch):
     refined = [(size, n, lim) for size, n, lim in calls
                if lim not in (portfolio.SCREEN, portfolio.SCREEN_ONLY)]
     assert refined == [(6, "short", portfolio.REFINE), (6, "short", portfolio.REFINE_NARROW)] * 2
+
+
+def test_a_fraction_in_two_registers_under_op_set_all_is_refused_without_a_search(monkeypatch):
+    # Every halving of op set all (div, diva) takes three different registers, so a kernel
+    # with a fraction has no program in two: that rung was searched to the end for nothing
+    # (4 s of dog7's CPU). It is now refused at once, with the error its search ended with.
+    k = Kernel.of({(0, 0): 2, (1, 0): 1, (-1, 0): 1}).scale(Fraction(1, 4))
+    candidates = _candidates(k)
+    last = list(portfolio._distinct(candidates["all"]).values())[-1]
+    with pytest.raises(RegisterPressureError) as searched:
+        codegen.generate(last, tuple("AB"), "A", "all")
+    usable = portfolio._distinct(candidates["all"])
+    refused = portfolio._no_division(usable, tuple("AB"), "all")
+    assert (str(refused), refused.hint) == (str(searched.value), searched.value.hint)
+    monkeypatch.setenv("KALG_WORKERS", "1")  # every search in this process, where it is seen
+    calls = []
+    real = codegen.generate
+    monkeypatch.setattr(codegen, "generate", lambda *a, **kw: calls.append(a) or real(*a, **kw))
+    budget = portfolio.Budget(tuple("AB"), "A", "all", ("A",), REGISTERS)
+    with contextlib.suppress(RegisterPressureError):
+        portfolio.best_program(candidates, budget)
+    assert calls and not [a for a in calls if a[3] == "all"]  # only basic was searched
+    # an integer kernel in two registers is still searched under op set all
+    calls.clear()
+    _length(_candidates(k.scale(4)), tuple("AB"), "all")
+    assert [a for a in calls if a[3] == "all"]

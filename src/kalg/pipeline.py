@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kalg import codegen, frontend, portfolio
+from kalg import codegen, frontend, portfolio, workers
 from kalg.channel_stages import staged_program
 from kalg.channels import common_mix
 from kalg.clock import Clock
@@ -739,39 +739,52 @@ def _best_program(candidates: dict[str, Decomposition], registers: tuple[str, ..
     starts, and a running one stops with what it has; without any program that is an error.
     `large`: refine as `LARGE_REFINE_VALUES` says, no narrow refine."""
     deadline = deadline or _Deadline(None)
-    found: list[tuple[tuple[int, int, int], str, list[Instr]]] = []
-    pressure: RegisterPressureError | None = None
     usable = portfolio.searchable(candidates)
-    jobs = [(name, order, SCREEN) for order, name in enumerate(usable)]
+    screens = [(name, order, SCREEN) for order, name in enumerate(usable)]
 
-    def attempt(name: str, order: int, limits: codegen.Limits) -> None:
-        nonlocal pressure
+    def attempt(job: tuple[str, int, codegen.Limits], number: int, count: int):
+        name, order, limits = job
+        if deadline.passed():
+            return None
+        if progress:
+            progress(f"code generation: search {number} of {count} ({name})")
         if large:
             limits = _flat_sum_limits(limits)
         try:
             program = portfolio.generate_within(usable[name], registers, input_register, ops,
                                                 limits, deadline)
         except RegisterPressureError as err:
-            pressure = err
-            return
-        found.append(((len(program), bus_steps(program), order), name, program))
+            return err
+        return (len(program), bus_steps(program), order), name, program
 
-    screening = len(jobs)
-    for number, (name, order, limits) in enumerate(jobs, 1):
-        if deadline.passed():
-            break
-        if progress:
-            progress(f"code generation: search {number} of {len(jobs)} ({name})")
-        attempt(name, order, limits)
-        if number == screening and found:  # screening done: refine the most promising
-            jobs += (_large_refines(sorted(found), usable) if large
-                     else _refines(sorted(found)))
+    found, pressure = _searched(attempt, screens, usable, 0)
+    if found:  # screening done: refine the most promising
+        refines = _large_refines(sorted(found), usable) if large else _refines(sorted(found))
+        found += _searched(attempt, refines, usable, len(screens))[0]
     stop = portfolio.timeout_stop(deadline, found=bool(found))
     if not found:
         assert pressure is not None
         raise pressure
     _, winner, best = min(found, key=lambda f: f[0])
     return best, winner, stop
+
+
+def _searched(attempt: Callable, jobs: list[tuple[str, int, codegen.Limits]], usable: dict,
+              before: int) -> tuple[list, RegisterPressureError | None]:
+    """The programs of independent searches `jobs` (`attempt(job, number, count)`), computed
+    on the worker processes (`workers.ordered_map`, the candidates with most values first)
+    and taken in the jobs' order, and the last RegisterPressureError among them (None: none)."""
+    count = before + len(jobs)
+    first = sorted(range(len(jobs)), key=lambda i: (-len(usable[jobs[i][0]].live()), i))
+    outcomes = workers.ordered_map(lambda i: attempt(jobs[i], before + i + 1, count),
+                                   len(jobs), first)
+    found, pressure = [], None
+    for outcome in outcomes:
+        if isinstance(outcome, RegisterPressureError):
+            pressure = outcome
+        elif outcome is not None:
+            found.append(outcome)
+    return found, pressure
 
 
 def _flat_sum_limits(limits: codegen.Limits) -> codegen.Limits:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from fractions import Fraction
 
 from kalg import codegen, workers
 from kalg.decomp import Decomposition
@@ -171,6 +172,7 @@ def best_program(candidates: dict[str, dict[str, Decomposition]], budget: Budget
             for size in budget.sizes()]
     usable = {op_set: _distinct(searchable(candidates[op_set])) for op_set in budget.op_sets()}
     memo = codegen.Memo()  # every rung searches the same networks: build their moves once
+    fractional = _fractional(usable)
 
     def rung(index: int):
         _, op_set, size = plan[index]
@@ -180,6 +182,8 @@ def best_program(candidates: dict[str, dict[str, Decomposition]], budget: Budget
             progress(f"code generation: rung {index + 1} of {len(plan)} ({op_set}, {size} "
                      "registers)")
         registers, _ = budget.rung(size)
+        if fractional and op_set == "all" and size < DIV_REGISTERS:
+            return _no_division(usable[op_set], registers, op_set)
         try:
             return _rung(usable[op_set], registers, budget.input, op_set, size in FULL_SIZES,
                          deadline, memo)
@@ -244,6 +248,30 @@ def _rung(usable: dict[str, Decomposition], registers: tuple[str, ...], input_re
         attempt(name, order, REFINE)
         attempt(name, order, REFINE_NARROW)
     return min(found, key=lambda f: f[0])
+
+
+DIV_REGISTERS = 3
+"""Registers every halving of op set `all` takes (div and diva: y0, y1, y2 all different; the
+4-argument div four), and no other instruction of it makes a fraction of a value."""
+
+
+def _fractional(usable: dict[str, dict[str, Decomposition]]) -> bool:
+    """Whether an output kernel has a coefficient that is not an integer (every candidate
+    computes the same outputs: the one with fewest values is asked)."""
+    every = [d for found in usable.values() for d in found.values()]
+    if not every:
+        return False
+    smallest = min(every, key=lambda d: len(d.live()))
+    return any(Fraction(c).denominator != 1 for k in smallest.output_kernels().values()
+               for c in k.taps.values())
+
+
+def _no_division(usable: dict[str, Decomposition], registers: tuple[str, ...],
+                 op_set: str) -> RegisterPressureError:
+    """A rung of op set `all` with fewer than `DIV_REGISTERS` registers for a kernel with a
+    fraction: no program exists (it would need a halving), so the rung is not searched. The
+    error is the one its search ends with: the last candidate's (`codegen.generate`)."""
+    return codegen.pressure_error(list(usable.values())[-1], registers, op_set)
 
 
 def _distinct(candidates: dict[str, Decomposition]) -> dict[str, Decomposition]:

@@ -41,7 +41,7 @@ from kalg.scamp5.isa import OP_SETS, Instr, bus_steps, op_set_violation
 from kalg.scamp5.symbolic import initial_state, step, verify_exact, verify_exact_channels
 
 __all__ = ["QUICK", "Limits", "Memo", "collector_paused", "factor_chain", "full_filter", "generate",
-           "matrix_channels", "matrix_filter"]
+           "matrix_channels", "matrix_filter", "pressure_error"]
 
 INLINE_CAPS = (0, 4, 8)
 """Inlining policies tried (see `network.normalise`): 0 keeps the decomposition's structure."""
@@ -83,7 +83,7 @@ def _generate(decomp: Decomposition, registers: Sequence[str], input_register: s
         _verify(joined, decomp, input_register, op_set, registers)
         best = joined
     if best is None:
-        raise _pressure_error(decomp, registers, op_set)
+        raise pressure_error(decomp, registers, op_set)
     return best
 
 
@@ -97,7 +97,7 @@ def _joint(decomp: Decomposition, registers: Sequence[str], input_register: str,
         if best is None or _score(program) < _score(best):
             best = program
     if best is None:
-        raise _pressure_error(decomp, registers, op_set)
+        raise pressure_error(decomp, registers, op_set)
     _verify(best, decomp, input_register, op_set, registers)
     return best
 
@@ -174,8 +174,9 @@ def _check_arguments(decomp: Decomposition, registers: Sequence[str], input_regi
         raise ValueError(f"output registers {missing} are not among {list(registers)}")
 
 
-def _pressure_error(decomp: Decomposition, registers: Sequence[str],
-                    op_set: str) -> RegisterPressureError:
+def pressure_error(decomp: Decomposition, registers: Sequence[str],
+                   op_set: str) -> RegisterPressureError:
+    """The error of a `generate` that finds no program for `decomp` within `registers`."""
     outputs = len({r for r, _ in decomp.outputs})
     message = (f"no program for the {outputs} output(s) fits in {len(registers)} register(s) "
                f"{' '.join(registers)}")

@@ -194,10 +194,21 @@ def _lowered_classes(index: dict, applies: dict, halves: dict, term: list,
     rules/lower.egg does: sums and negations apply their parts to x, a halving to x and to x/2,
     a composition a·b applies b to x and a to the result."""
     reached: set[str] = set()
+    # Subterms are met again and again (every image, and a halving's x and x/2 double the
+    # walks below it), so each subterm's e-class and each (subterm, image) walk are
+    # remembered. Keyed by the subterm's identity: `term` is alive throughout.
+    located: dict[int, str | None] = {}
+    walked: dict[tuple[int, str], str | None] = {}
 
     def go(sub: list, x: str) -> str | None:
-        node = _locate(index, sub, set())
-        out = None if node is None else applies.get((node.eclass, x))
+        if (key := (id(sub), x)) in walked:
+            return walked[key]
+        walked[key] = out = _walk(sub, x)
+        return out
+
+    def _walk(sub: list, x: str) -> str | None:
+        eclass = _eclass(index, sub, located)
+        out = None if eclass is None else applies.get((eclass, x))
         if out is None:
             return None
         reached.add(out)
@@ -218,6 +229,23 @@ def _lowered_classes(index: dict, applies: dict, halves: dict, term: list,
     for x in images:
         go(term, x)
     return reached
+
+
+def _eclass(index: dict, term: list, located: dict[int, str | None]) -> str | None:
+    """The e-class of `term` (a parsed s-expression) if all its parts are in the graph, else
+    None; remembered in `located` by the subterm's identity."""
+    if (found := located.get(id(term), False)) is not False:
+        return found
+    kids = []
+    for part in (a for a in term[1:] if isinstance(a, list)):
+        if (kid := _eclass(index, part, located)) is None:
+            located[id(term)] = None
+            return None
+        kids.append(kid)
+    args = tuple(t.atom(a) for a in term[1:] if not isinstance(a, list))
+    node = index.get((term[0], args, tuple(kids)))
+    located[id(term)] = found = None if node is None else node.eclass
+    return found
 
 
 def _locate(index: dict, term: list, parts: set[str]) -> ENode | None:
