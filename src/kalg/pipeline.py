@@ -822,13 +822,26 @@ def _prove(settings: Settings, outputs: dict, program: list[Instr], winner: str,
            deadline: _Deadline) -> tuple[list[Instr], str, str | None]:
     """The exact search when asked for (--exhaustive) or cheap (`EXACT_UP_TO`); proof None
     when it did not run."""
-    program, winner = _by_factors(outputs, program, winner, registers, inp, ops)
-    program, winner = _by_kept_value(outputs, program, winner, registers, inp, ops)
+    six = _six_registers(registers, inp, outputs)
+    program, winner = _by_factors(outputs, program, winner, six, inp, ops)
+    program, winner = _by_kept_value(outputs, program, winner, six, inp, ops)
     if not (settings.exhaustive or _cheap_to_prove(program, outputs, registers)):
         return program, winner, None
     nodes = settings.exhaustive_nodes if settings.exhaustive else EXACT_NODES
     seconds = None if deadline.end is None else max(deadline.left(), 0.1)
     return _exhaustive(outputs, program, winner, registers, inp, ops, nodes, seconds)
+
+
+def _six_registers(registers: tuple[str, ...], inp: str, outputs: dict) -> tuple[str, ...]:
+    """The register budget of the exact searches that find shorter programs: `registers`, or
+    with more than six of them six (the input's, the outputs', then the first others): the
+    searches are made for six, and a program on six of the registers is a program on all of
+    them, so a larger budget is never longer than A..F for want of these searches."""
+    if len(registers) <= 6:
+        return registers
+    first = [inp, *(o for o in outputs if o != inp)]
+    rest = [r for r in registers if r not in first]
+    return tuple([*first, *rest][:6]) if len(first) <= 6 else registers
 
 
 FACTORED = "shortest factors"
