@@ -279,6 +279,8 @@ class _Search:
         self.target_print = self.pool.prints[self.target]
         self.forms = [tuple(_monomial(*term) for term in shape) for shape in self.shapes]
         self.facts: dict[int, tuple[int, int, tuple[int, ...]]] = {}
+        self.sizes: dict[int, int] = {}
+        self.target_size = sum(abs(n) for _, _, n in target_taps)
         self.two = TwoStep(machine.firsts, set(self.shapes), small_print(target_e, target_taps))
         self.small: dict[int, int] = {}
 
@@ -322,12 +324,26 @@ class _Search:
         while most < taps:
             most, triples = most * 3, triples + 1
         counts = sorted((self._facts(v)[1] if v >= 0 else 0 for v in regs), reverse=True)
+        sizes = sorted((self._size(v) if v >= 0 else 0 for v in regs), reverse=True)
         far = max(map(min, zip(*(f[2] for f in facts), strict=True)))
         unread = len({w for w in writer if w >= 0 and not used[w]})
         # Only the division macros halve, and they neither move a value nor add taps: the
         # halvings and the other instructions' work are done by different instructions.
         work = halvings + max(triples, (far + 1) // 2)
-        return max(1, work, tap_steps(tuple(counts), taps), unread // 2)
+        return max(1, work, tap_steps(tuple(counts), taps),
+                   tap_steps(tuple(sizes), self.target_size), unread // 2)
+
+    def _size(self, v: int) -> int:
+        """Value v's sum of absolute coefficients in units of the target's 2^-e, rounded up
+        (an over-estimate only weakens the bound). Every macro's coefficients are at most 1
+        in magnitude, so, like the number of taps, a result's size is at most its operands'
+        together (`tap_steps` applies to sizes as to tap counts; cached)."""
+        found = self.sizes.get(v)
+        if found is None:
+            e, taps = self.pool.values[v]
+            total, d = sum(abs(n) for _, _, n in taps), self.target_e - e
+            found = self.sizes[v] = total << d if d >= 0 else -((-total) >> -d)
+        return found
 
     def _small(self, v: int) -> int:
         """The print of value v for `TwoStep` (cached)."""
