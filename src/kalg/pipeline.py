@@ -874,9 +874,9 @@ KEPT_LENGTHS = (6, 7)
 instruction to the last (`codegen.kept`); shorter ones are searched whole by the exact search
 (`EXACT_UP_TO`), longer ones would need middles too long to search by default."""
 
-KEPT_NODES = 60_000
-"""Node budget of those searches, all together: deterministic, at most about 0.7 s of CPU
-(mean_cross's 6 takes about 46000 nodes, four of its middles needing a proof that no
+KEPT_NODES = 30_000
+"""Node budget of those searches, all together: deterministic, at most about 0.4 s of CPU
+(mean_cross's 6 takes about 16500 nodes, some of its middles needing a proof that no
 4-instruction program exists)."""
 
 

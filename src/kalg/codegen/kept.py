@@ -38,12 +38,20 @@ Term = tuple[int, int, int, int]
 """p, q, dx, dy: p / 2^q times a value read at p + (dx, dy)."""
 
 
+SEARCHES = 64
+"""At most this many middle searches per call: each costs a few milliseconds to set up even
+when its bound ends it at once (a 3x3 box has hundreds of middle problems); on random sparse
+kernels every program found was found by the first or second search."""
+
+
 def kept_program(kernel: Kernel, *, registers: Sequence[str], input_register: str, output: str,
-                 op_set: str, shorter_than: int, nodes: int) -> list[Instr] | None:
+                 op_set: str, shorter_than: int, nodes: int,
+                 searches: int = SEARCHES) -> list[Instr] | None:
     """A verified program for `kernel` (input in `input_register`, result in `output`) shorter
     than `shorter_than` instructions, of the form first instruction + middle + last
     instruction reading a value the first one made (see the module), or None when the family
-    has none within `nodes` search nodes in all (deterministic)."""
+    has none within `nodes` search nodes and `searches` middle searches in all
+    (deterministic)."""
     target = _taps(kernel)
     if target is None or shorter_than < 4:
         return None
@@ -53,10 +61,11 @@ def kept_program(kernel: Kernel, *, registers: Sequence[str], input_register: st
     budget, best, tried = nodes, None, {}
     for _, key, (first, kept, source, last_terms, middle_kernel, middle_regs) in problems:
         cap = (shorter_than if best is None else len(best)) - 3
-        if cap < 1 or budget <= 0:
+        if cap < 1 or budget <= 0 or searches <= 0:
             break
         if tried.get(key, 0) >= cap:
             continue  # this middle has no program of at most `cap` (searched to the end)
+        searches -= 1
         outcome = exhaustive.shortest_program(middle_kernel, registers=middle_regs,
                                               input_register=source, output=None,
                                               op_set=op_set, max_length=cap, nodes=budget)
