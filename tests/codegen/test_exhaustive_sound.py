@@ -7,11 +7,12 @@ the search says cannot exist."""
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
 
-from kalg.codegen.exhaustive import _exact, _instructions, _Search, shortest_program
+from kalg.codegen.exhaustive import _exact, _instructions, _Search, shortest_program, tap_steps
 from kalg.codegen.twostep import fingerprint
 from kalg.kernel import Kernel
 from kalg.scamp5.symbolic import initial_state, step
@@ -189,3 +190,48 @@ def test_a_last_instruction_reading_the_new_register_twice_is_not_filtered_out()
     assert need is None or search.pool.prints[x2] in need
     outcome = shortest_program(target, output="C", nodes=100_000)
     assert outcome.proven and len(outcome.program) == 2
+
+
+def _tap_heavy_program(rng: random.Random, templates, length: int):
+    """A random program whose instructions mostly gather taps (three-term adds, shifted
+    sums, divisions making copies): the programs that come closest to the tap bound."""
+    heavy = [t for t in templates if t.mnemonic in ("add", "addx", "add2x", "subx", "sub2x",
+                                                    "div", "diva")]
+    state, states, program = initial_state("A"), [initial_state("A")], []
+    for _ in range(length):
+        choices = [t for t in heavy if all(state[r] is not None for r in t.reads())]
+        instr = rng.choice(choices)
+        state = step(state, instr)
+        program.append(instr)
+        states.append(state)
+    return program, states
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_tap_bound_never_exceeds_the_instructions_a_random_program_takes(seed):
+    """After i of L instructions, `tap_steps` (the registers' tap counts, the taps of any value
+    the program holds at the end) is at most L - i, and so is it on sums of absolute
+    coefficients (in units of that value's 2^-e, rounded up): on tap-gathering random
+    programs, and against hand-counted cases."""
+    rng = random.Random(seed)
+    templates = [t.instr for t in _instructions("all", SIX)]
+    for _ in range(40):
+        length = rng.randint(2, 6)
+        program, states = _tap_heavy_program(rng, templates, length)
+        for value in states[-1].values():
+            if value is None or not value.trimmed().taps:
+                continue
+            taps = len(value.trimmed().taps)
+            e, exact = _exact(value)
+            size = sum(abs(n) for _, _, n in exact)
+            for i, state in enumerate(states):
+                counts = sorted((0 if state[r] is None else len(state[r].trimmed().taps)
+                                 for r in SIX), reverse=True)
+                assert tap_steps(tuple(counts), taps) <= length - i, (program, i, taps)
+                sizes = sorted((0 if state[r] is None else
+                                math.ceil(sum(abs(c) for c in state[r].taps.values()) * 2 ** e)
+                                for r in SIX), reverse=True)
+                assert tap_steps(tuple(sizes), size) <= length - i, (program, i, size)
+    one = (1, 0, 0, 0, 0, 0)
+    # From x alone: 1 instruction makes at most 2 taps (x(p+d) - x), 2 at most 4, 3 at most 8.
+    assert [tap_steps(one, t) for t in (1, 2, 3, 4, 5, 8, 9)] == [0, 1, 2, 2, 3, 3, 4]

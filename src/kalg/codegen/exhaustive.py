@@ -8,10 +8,13 @@ programs:
 
 * **Admissible lower bounds** on the instructions still needed (the search prunes a state only
   when a bound exceeds the depth left): the target is not yet in a goal register (1); halvings
-  still needed (each instruction halves at most once); distance of the farthest target tap from
-  every tap held now (an instruction moves a value at most two steps, |dx| + |dy| <= 2); taps
-  still to gather (an instruction's result has at most three times the taps of its operands);
-  unused results (below).
+  still needed (only a division macro halves, once) PLUS the larger of the distance of the
+  farthest target tap from every tap held now (an instruction moves a value at most two steps,
+  |dx| + |dy| <= 2) and the taps still to gather (an instruction's result has at most three
+  times the taps of its operands) - added, because a division neither moves a value nor adds
+  taps; taps to gather counted on the registers' tap counts (`tap_steps`: a result has at
+  most the taps of its operands together, so from x alone one instruction makes at most 2
+  taps, two at most 4); unused results (below).
 * **Every instruction used.** In a shortest program every instruction's result is read later,
   except the last one's, which is the kernel (else deleting it gives a shorter program, and
   iterative deepening has already searched every shorter length). A state where an instruction's
@@ -276,6 +279,8 @@ class _Search:
         self.target_print = self.pool.prints[self.target]
         self.forms = [tuple(_monomial(*term) for term in shape) for shape in self.shapes]
         self.facts: dict[int, tuple[int, int, tuple[int, ...]]] = {}
+        self.sizes: dict[int, int] = {}
+        self.target_size = sum(abs(n) for _, _, n in target_taps)
         self.two = TwoStep(machine.firsts, set(self.shapes), small_print(target_e, target_taps))
         self.small: dict[int, int] = {}
 
@@ -314,13 +319,31 @@ class _Search:
         facts = [self._facts(v) for v in regs if v >= 0]
         if not facts:
             return 1 << 30  # nothing left to compute from
-        halvings = self.target_e - max(f[0] for f in facts)
-        most, taps, need = max(f[1] for f in facts), len(self.target_offsets), 0
+        halvings = max(0, self.target_e - max(f[0] for f in facts))
+        most, taps, triples = max(f[1] for f in facts), len(self.target_offsets), 0
         while most < taps:
-            most, need = most * 3, need + 1
+            most, triples = most * 3, triples + 1
+        counts = sorted((self._facts(v)[1] if v >= 0 else 0 for v in regs), reverse=True)
+        sizes = sorted((self._size(v) if v >= 0 else 0 for v in regs), reverse=True)
         far = max(map(min, zip(*(f[2] for f in facts), strict=True)))
         unread = len({w for w in writer if w >= 0 and not used[w]})
-        return max(1, halvings, need, (far + 1) // 2, unread // 2)
+        # Only the division macros halve, and they neither move a value nor add taps: the
+        # halvings and the other instructions' work are done by different instructions.
+        work = halvings + max(triples, (far + 1) // 2)
+        return max(1, work, tap_steps(tuple(counts), taps),
+                   tap_steps(tuple(sizes), self.target_size), unread // 2)
+
+    def _size(self, v: int) -> int:
+        """Value v's sum of absolute coefficients in units of the target's 2^-e, rounded up
+        (an over-estimate only weakens the bound). Every macro's coefficients are at most 1
+        in magnitude, so, like the number of taps, a result's size is at most its operands'
+        together (`tap_steps` applies to sizes as to tap counts; cached)."""
+        found = self.sizes.get(v)
+        if found is None:
+            e, taps = self.pool.values[v]
+            total, d = sum(abs(n) for _, _, n in taps), self.target_e - e
+            found = self.sizes[v] = total << d if d >= 0 else -((-total) >> -d)
+        return found
 
     def _small(self, v: int) -> int:
         """The print of value v for `TwoStep` (cached)."""
@@ -569,6 +592,41 @@ class _Search:
             got = self.out
         verify(program, self.kernel, got, self.inp, self.op_set, self.registers)
         return program, got
+
+
+@functools.lru_cache(maxsize=65536)
+def tap_steps(counts: tuple[int, ...], taps: int) -> int:
+    """A lower bound on the instructions that make a value of `taps` taps from registers
+    holding values of `counts` taps (sorted, largest first; 0 for an undefined register).
+
+    A value's taps number at most the sum of its terms' operands' taps (taps may cancel, never
+    multiply), so on tap counts every macro is dominated by one of two moves: write
+    max(sum of the three largest counts, twice the largest) into the smallest register (an
+    add of three registers, or a two-term form reading one register twice, bounds every
+    one-result macro), or copy one register's count into up to three others (the division
+    macros, whose results are +-x/2 and copies of x; a register keeps the larger count, an
+    upper bound either way). The bound is the fewest such moves
+    after which some register reaches `taps` (breadth first over sorted count tuples, counts
+    capped at `taps`)."""
+    level, steps = {counts}, 0
+    while not any(state[0] >= taps for state in level):
+        following = set()
+        for state in level:
+            made = min(taps, max(sum(state[:3]), 2 * state[0]))
+            following.add(_sorted_desc((*state[:-1], made)))
+            for i, c in enumerate(state):
+                others = sorted((j for j in range(len(state)) if j != i),
+                                key=lambda j: state[j])[:3]
+                following.add(_sorted_desc(tuple(max(c, state[j]) if j in others
+                                                 else state[j] for j in range(len(state)))))
+        if following <= level:
+            return 1 << 30  # no move makes more taps (nothing defined)
+        level, steps = following, steps + 1
+    return steps
+
+
+def _sorted_desc(counts: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(sorted(counts, reverse=True))
 
 
 class _Machine:
