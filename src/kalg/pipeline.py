@@ -882,6 +882,7 @@ registers ends without a program), while the constant-matrix program (`_filter_p
 shorter than that search on every filter of four or more outputs of the scaling study."""
 
 MATRIX = "shared matrix"
+CSE = "shared shifted sums"
 ONE_AT_A_TIME = "outputs one at a time"
 LAST_IN_PLACE = "last output in place"
 
@@ -951,6 +952,10 @@ def _filter_programs(found: tuple[list[Instr], str] | None, outputs: dict,
     programs = [found] if found is not None else []
     if (matrix := codegen.matrix_filter(outputs, registers, input_register, ops)) is not None:
         programs.append((matrix, MATRIX))
+    # shared shifted sums: never shorter in op set all (measured, issue-12-cse): basic only
+    if len(outputs) > 1 and ops == "basic" and (
+            cse := codegen.cse_filter(outputs, registers, input_register, ops)) is not None:
+        programs.append((cse, CSE))
     bound = min((len(p) for p, _ in programs), default=None)
     if len(outputs) > 1 and (seq := _one_at_a_time(outputs, registers, input_register, ops,
                                                      settings, bound, deadline)) is not None:
