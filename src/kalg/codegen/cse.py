@@ -1,31 +1,36 @@
-"""A filter as sums of shifted copies of one unit, with shifted sub-patterns shared across outputs.
+"""A filter as sums of shifted copies of one unit, with shifted partial sums shared across outputs.
 
-Every output kernel with coefficients in 2^-m·Z is an integer multiset of *terms* S^d b: a base
+Every output kernel with coefficients in 2^-m·Z is an integer multiset of *terms* ±S^d b: a base
 b = 2^j·u of the input's halving chain (u = input / 2^m, made once by m halvings; the chain's
-intermediate values 2u, 4u, ... are kept as bases where they pay) read at offset d. Each
-coefficient is written in binary over the bases kept (a coefficient above the largest kept base
-repeats it).
+values 2u, 4u, ... up to the input itself are kept as bases up to a chosen top) read at offset
+d. Each coefficient is written in binary or in signed digits (7 = 8 - 1) over the bases (a
+digit above the top repeats the top base: doubling by repeated atoms).
 
-**Common subexpressions** (Hartley's method for constant multiplication, over 2-D shifts): the
-pair pattern P = a + ±S^δ b that occurs most often, non-overlapping, across all outputs (at any
-anchor offset: a shifted copy of a shared partial sum costs nothing extra in the walk below)
-becomes a new value, made once by |δ| moves and one addition, and every occurrence becomes one
-term S^d P. Among the most frequent patterns the one that lowers the estimated program length
-most is taken; rounds repeat while one lowers it. Patterns nest (a pattern of patterns), and a
-pattern of one value with itself is a doubling (a copy and an addition: `add` needs two
-different registers).
+**Sharing.** Two kinds of extraction make a new value out of terms that several places use:
 
-**Outputs** are then built one after another, each accumulated in its own register by a walk
+* a *pair pattern* P = a ± S^δ b occurring (without overlap) most often over all sums, at any
+  anchor offset (Hartley's method for constant multiplication, over 2-D shifts): made once by
+  |δ| moves and one addition (a value with itself at δ = 0 is a doubling: a copy and an add,
+  since `add` needs two different registers); every occurrence becomes one term S^d P;
+* the *common part* C = X ∩ S^δ Y of two sums X, Y (outputs or values already made), for
+  every shift δ: made once as a sum V; X gets the term S^a V and Y the term S^(a-δ) V.
+
+A beam search (`BEAM` plans, `MAX_ROUNDS` rounds) takes, each round, the extractions of lowest
+estimated length, builds their programs, and keeps the plans whose programs are shortest: a
+plan whose values do not fit the registers has no program, so register pressure decides which
+sharing is taken.
+
+**Code.** Each sum (an output in its own register, or a shared value) is accumulated by a walk
 over its terms' offsets (Horner in shift space: add the terms at an offset, move the
-accumulator one step at a time to the next offset, end at the origin), the walk's order the
-shortest one (exact over subsets). Values are made just before the first output that reads
-them and their registers freed after the last read; registers are assigned by a linear scan
-within the given registers, the outputs' accumulators in their own registers and the input in
-its register until its last read. A plan whose values do not fit has no program.
+accumulator one step at a time to the next, end at the origin; the shortest walk, exact over
+subsets). Values are made just before the first output that reads them and freed after their
+last read; registers are assigned by a linear scan within the given registers, the input in
+its register until its last read, each output's accumulator in its register (the last output
+may instead be built anywhere and moved, where that fits and pinned does not).
 
-`cse_program` tries a few plans (which chain values are bases, how many rounds of extraction,
-two output orders), each bounded by counts, and returns the shortest that fits. It does not
-verify: the caller (`codegen.cse_filter`) verifies it exactly.
+`cse_program` returns the shortest program over the tops, digit forms, rounds and two output
+orders, all bounded by counts; it does not verify: the caller (`codegen.cse_filter`) verifies
+it exactly.
 """
 
 from __future__ import annotations
@@ -42,6 +47,10 @@ Offset = tuple[int, int]
 Term = tuple[int, Offset, int]
 """(value id, offset, sign ±1): S^offset value, added or subtracted."""
 
+MAX_OUTPUTS = 3
+"""Filters of more outputs get no program here: measured, none was shorter than the shared
+matrix's (5 outputs on 6 registers: 170 against 90), and the work grows with the pairs of
+sums (10 outputs on 18 registers: 21 s of CPU)."""
 MAX_ROUNDS = 24
 """Rounds of pattern extraction at most (each round one new value)."""
 CANDIDATES = 12
@@ -59,8 +68,9 @@ def cse_program(outputs: Mapping[str, Kernel], registers: Sequence[str], input_r
     """The shortest program this construction finds for the filter `outputs` (output register
     → kernel over the input in `input_register`) within `registers`, or None (a non-dyadic or
     zero kernel, or no plan fits). Instructions: movx, add, sub, neg, mov and the halvings
-    (divq in op set basic, div in op set all). Deterministic; not verified here."""
-    scaled = _integer_matrix(outputs)
+    (divq in op set basic, div in op set all). Deterministic; not verified here. At most
+    `MAX_OUTPUTS` outputs."""
+    scaled = _integer_matrix(outputs) if len(outputs) <= MAX_OUTPUTS else None
     if scaled is None:
         return None
     m, columns = scaled
