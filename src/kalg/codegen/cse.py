@@ -365,11 +365,13 @@ def _with_sum(plan: _Plan, x, y, common: Counter, delta: Offset, anchor: Offset)
 def _plans(columns: dict[str, dict], m: int, top: int, signed: bool, registers: Sequence[str],
            input_register: str, op_set: str):
     """The programs of each round's plan (the shortest over two output orders, the last
-    output pinned, else loose)."""
+    output pinned, else loose; the output in the input's register last, except with two
+    outputs: both orders)."""
     regs = sorted(columns, key=lambda r: (r == input_register, registers.index(r)))
-    orders = [regs]
-    if len(regs) > 2:
-        orders.append([*regs[:-1][::-1], regs[-1]])
+    if len(regs) <= 2:  # both orders (the input's register's output first pays where the
+        orders = [list(o) for o in itertools.permutations(regs)]  # input dies early)
+    else:
+        orders = [regs, [*regs[:-1][::-1], regs[-1]]]
 
     def program_of(plan: _Plan) -> list[Instr] | None:
         found = []
