@@ -80,3 +80,13 @@ def test_a_wrong_program_from_the_construction_raises(monkeypatch):
 def test_a_non_dyadic_filter_has_no_program_here():
     targets = {"A": Kernel.of({(0, 0): Fraction(1, 3)}), "B": Kernel.of({(1, 0): 1})}
     assert codegen.cse_filter(targets, REGISTERS, "A", "basic") is None
+
+
+@pytest.mark.parametrize(("outputs", "seed"), [(2, 5205), (3, 5201)])
+def test_more_registers_never_give_a_longer_program(outputs, seed):
+    # Regression: with a register more the beam let other plans in and ended longer (two
+    # outputs: 39 on A..F, 40 on A..G; three: 44 on A..G, 45 on A..H).
+    targets = kernels(random_kernels(outputs, seed))
+    lengths = [len(codegen.cse_filter(targets, tuple(regs), "A", "basic"))
+               for regs in ("ABCDEF", "ABCDEFG", "ABCDEFGH")]
+    assert lengths == sorted(lengths, reverse=True)

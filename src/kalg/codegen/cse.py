@@ -51,11 +51,14 @@ MAX_OUTPUTS = 3
 """Filters of more outputs get no program here: measured, none was shorter than the shared
 matrix's (5 outputs on 6 registers: 170 against 90), and the work grows with the pairs of
 sums (10 outputs on 18 registers: 21 s of CPU)."""
+MAX_RUNG = 8
+"""Register files of at most this many registers are searched (`_rungs`): a larger file gets
+the program of its first eight (the search's work grows with the registers)."""
 MAX_ROUNDS = 24
 """Rounds of pattern extraction at most (each round one new value)."""
 CANDIDATES = 12
 """Most frequent patterns whose effect on the estimated length is computed each round."""
-FIT_TRIES = 16
+FIT_TRIES = 12
 """Candidates of a round whose program is built to see whether it fits, at most."""
 BEAM = 3
 """Plans kept from one round to the next."""
@@ -74,6 +77,28 @@ def cse_program(outputs: Mapping[str, Kernel], registers: Sequence[str], input_r
     if scaled is None:
         return None
     m, columns = scaled
+    best: list[Instr] | None = None
+    for rung in _rungs(registers, columns, input_register):
+        program = _search(columns, m, rung, input_register, op_set)
+        if program is not None and (best is None or len(program) < len(best)):
+            best = program
+    return best
+
+
+def _rungs(registers: Sequence[str], columns: Mapping, input_register: str):
+    """The register files searched: the outputs' and the input's registers and the first j
+    others, for every j up to `MAX_RUNG` registers in all. The search is not monotone in the
+    registers (a register more lets other plans into the beam), the minimum over these rungs
+    is: a file with more registers has every rung of a smaller one (up to renaming)."""
+    needed = [r for r in registers if r in columns or r == input_register]
+    others = [r for r in registers if r not in needed]
+    for j in range(min(len(others), MAX_RUNG - len(needed)) + 1):
+        yield tuple(needed + others[:j])
+
+
+def _search(columns: dict, m: int, registers: Sequence[str], input_register: str,
+            op_set: str) -> list[Instr] | None:
+    """The shortest program over the tops, digit forms and rounds of extraction."""
     tops = range(m + 1) if op_set == "basic" else (0,)
     best: list[Instr] | None = None
     for top, signed in itertools.product(tops, (False, True)):
