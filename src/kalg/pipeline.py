@@ -941,6 +941,7 @@ _FILTER_NOTE = (f"not run (more than {JOINT_OUTPUTS} outputs: the joint decompos
                 "searched, the filter's own programs are)")
 
 MATRIX = "shared matrix"
+CSE = "shared shifted sums"
 ONE_AT_A_TIME = "outputs one at a time"
 LAST_IN_PLACE = "last output in place"
 
@@ -1047,6 +1048,10 @@ def _filter_programs(found: tuple[list[Instr], str] | None, outputs: dict,
         matrix = codegen.matrix_filter(outputs, registers, input_register, ops)
     if matrix is not None:
         programs.append((matrix, MATRIX))
+    # shared shifted sums: never shorter in op set all (measured, issue-12-cse): basic only
+    if len(outputs) > 1 and ops == "basic" and (
+            cse := codegen.cse_filter(outputs, registers, input_register, ops)) is not None:
+        programs.append((cse, CSE))
     bound = min((len(p) for p, _ in programs), default=None)
     if len(outputs) > 1 and (seq := _one_at_a_time(outputs, registers, input_register, ops,
                                                      settings, bound, deadline)) is not None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kalg.codegen.chain import factor_chain
+from kalg.codegen.cse import cse_program
 from kalg.codegen.filling import last_written
 from kalg.codegen.limits import QUICK, Budget, Limits
 from kalg.codegen.matrix import matrix_program
@@ -40,8 +41,8 @@ from kalg.diagnostics import RegisterPressureError, VerificationError
 from kalg.scamp5.isa import OP_SETS, Instr, bus_steps, op_set_violation
 from kalg.scamp5.symbolic import initial_state, step, verify_exact, verify_exact_channels
 
-__all__ = ["QUICK", "Limits", "Memo", "collector_paused", "factor_chain", "full_filter", "generate",
-           "matrix_channels", "matrix_filter", "pressure_error"]
+__all__ = ["QUICK", "Limits", "Memo", "collector_paused", "cse_filter", "factor_chain",
+           "full_filter", "generate", "matrix_channels", "matrix_filter", "pressure_error"]
 
 INLINE_CAPS = (0, 4, 8)
 """Inlining policies tried (see `network.normalise`): 0 keeps the decomposition's structure."""
@@ -271,3 +272,15 @@ def _check_program(program: list[Instr], registers: Sequence[str], op_set: str,
             raise VerificationError(f"{instr}: reads undefined register(s) {undefined}",
                                     program_text=text)
         defined |= set(instr.writes()) - {"NEWS"}
+
+
+def cse_filter(outputs, registers: Sequence[str], input_register: str,
+               op_set: str) -> list[Instr] | None:
+    """The filter `outputs` (register → Kernel) as sums of shifted copies of the input divided
+    once, with shifted partial sums shared across outputs (`cse.cse_program`), verified
+    exactly; None where that construction finds no program."""
+    program = cse_program(outputs, registers, input_register, op_set)
+    if program is None:
+        return None
+    _verify_program(program, outputs, input_register, op_set, registers)
+    return program
