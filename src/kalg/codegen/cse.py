@@ -51,6 +51,11 @@ MAX_OUTPUTS = 3
 """Filters of more outputs get no program here: measured, none was shorter than the shared
 matrix's (5 outputs on 6 registers: 170 against 90), and the work grows with the pairs of
 sums (10 outputs on 18 registers: 21 s of CPU)."""
+MAX_TAPS = 27
+"""Filters whose outputs have more non-zero taps in all get no program here (as many as three
+3x3 kernels, what the construction was measured on): the work grows with the pairs of shifted
+sums, and on gauss5_gauss3 (25 + 9 taps, op set basic) it took 6.3 s of CPU for 41
+instructions against the shared matrix's 24, doubling that compile's time."""
 MAX_RUNG = 8
 """Register files of at most this many registers are searched (`_rungs`): a larger file gets
 the program of its first eight (the search's work grows with the registers)."""
@@ -72,8 +77,10 @@ def cse_program(outputs: Mapping[str, Kernel], registers: Sequence[str], input_r
     → kernel over the input in `input_register`) within `registers`, or None (a non-dyadic or
     zero kernel, or no plan fits). Instructions: movx, add, sub, neg, mov and the halvings
     (divq in op set basic, div in op set all). Deterministic; not verified here. At most
-    `MAX_OUTPUTS` outputs."""
-    scaled = _integer_matrix(outputs) if len(outputs) <= MAX_OUTPUTS else None
+    `MAX_OUTPUTS` outputs and `MAX_TAPS` taps."""
+    small = (len(outputs) <= MAX_OUTPUTS
+             and sum(c != 0 for k in outputs.values() for c in k.taps.values()) <= MAX_TAPS)
+    scaled = _integer_matrix(outputs) if small else None
     if scaled is None:
         return None
     m, columns = scaled
