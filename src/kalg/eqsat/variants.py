@@ -197,7 +197,7 @@ def _lowered_classes(index: dict, applies: dict, halves: dict, term: list,
     # Subterms are met again and again (every image, and a halving's x and x/2 double the
     # walks below it), so each subterm's e-class and each (subterm, image) walk are
     # remembered. Keyed by the subterm's identity: `term` is alive throughout.
-    located: dict[int, str | None] = {}
+    located: dict[int, ENode | None] = {}
     walked: dict[tuple[int, str], str | None] = {}
 
     def go(sub: list, x: str) -> str | None:
@@ -207,8 +207,8 @@ def _lowered_classes(index: dict, applies: dict, halves: dict, term: list,
         return out
 
     def _walk(sub: list, x: str) -> str | None:
-        eclass = _eclass(index, sub, located)
-        out = None if eclass is None else applies.get((eclass, x))
+        node = _locate(index, sub, set(), located)
+        out = None if node is None else applies.get((node.eclass, x))
         if out is None:
             return None
         reached.add(out)
@@ -231,36 +231,26 @@ def _lowered_classes(index: dict, applies: dict, halves: dict, term: list,
     return reached
 
 
-def _eclass(index: dict, term: list, located: dict[int, str | None]) -> str | None:
-    """The e-class of `term` (a parsed s-expression) if all its parts are in the graph, else
-    None; remembered in `located` by the subterm's identity."""
-    if (found := located.get(id(term), False)) is not False:
-        return found
-    kids = []
-    for part in (a for a in term[1:] if isinstance(a, list)):
-        if (kid := _eclass(index, part, located)) is None:
-            located[id(term)] = None
-            return None
-        kids.append(kid)
-    args = tuple(t.atom(a) for a in term[1:] if not isinstance(a, list))
-    node = index.get((term[0], args, tuple(kids)))
-    located[id(term)] = found = None if node is None else node.eclass
-    return found
-
-
-def _locate(index: dict, term: list, parts: set[str]) -> ENode | None:
+def _locate(index: dict, term: list, parts: set[str],
+            located: dict[int, ENode | None] | None = None) -> ENode | None:
     """The e-node of `term` (a parsed s-expression) if all its parts are in the graph; the ids
-    of the parts found are added to `parts`."""
+    of the parts found are added to `parts`. `located`, where given, remembers each subterm's
+    node by the subterm's identity (a remembered subterm adds no ids to `parts`)."""
+    if located is not None and id(term) in located:
+        return located[id(term)]
     args = tuple(t.atom(a) for a in term[1:] if not isinstance(a, list))
     kids = []
+    node = None
     for sub in (a for a in term[1:] if isinstance(a, list)):
-        node = _locate(index, sub, parts)
-        if node is None:
-            return None
-        kids.append(node.eclass)
-    node = index.get((term[0], args, tuple(kids)))
+        if (kid := _locate(index, sub, parts, located)) is None:
+            break
+        kids.append(kid.eclass)
+    else:
+        node = index.get((term[0], args, tuple(kids)))
     if node is not None:
         parts.add(node.id)
+    if located is not None:
+        located[id(term)] = node
     return node
 
 
