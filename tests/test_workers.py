@@ -74,3 +74,33 @@ def test_two_processes_give_the_serial_program_byte_for_byte(monkeypatch):
         texts[count] = pipeline.compile_text(GAUSS3, "g.kalg").text
     assert texts["1"] == texts["2"]
     assert mp.active_children() == []
+
+
+def test_the_extractions_of_both_op_sets_on_two_processes_are_the_serial_ones(monkeypatch,
+                                                                              tmp_path):
+    """Op set all also extracts the lowering e-graph under basic costs: two independent ILPs,
+    solved on two processes. Each must be the serial solve's choice (the decompositions, and so
+    the programs, byte for byte), and both processes must really have solved one."""
+    from kalg.eqsat import optimize as opt
+    from kalg.frontend import check, parse
+
+    outputs = check(parse(GAUSS3, "g.kalg")).definition(None).outputs
+    solved = tmp_path / "pids"
+    extract = opt._extract
+
+    def logged(*args):
+        with solved.open("a") as log:
+            log.write(f"{os.getpid()}\n")
+        return extract(*args)
+
+    monkeypatch.setattr(opt, "_extract", logged)
+    found = {}
+    for count in ("1", "2"):
+        monkeypatch.setenv("KALG_WORKERS", count)
+        solved.write_text("")
+        result = opt.optimize(outputs, opt.Options(also=("basic",)))
+        found[count] = (str(result.decomposition), str(result.extra["basic"]), result.optimal)
+        found[count, "processes"] = len(set(solved.read_text().split()))
+    assert found["1"] == found["2"]
+    assert (found["1", "processes"], found["2", "processes"]) == (1, 2)
+    assert mp.active_children() == []

@@ -1,7 +1,5 @@
 """`python -m kalg` runs the command-line interface."""
 
-import sys
+from kalg.cli import run
 
-from kalg.cli import main
-
-sys.exit(main())
+run()
