@@ -27,7 +27,10 @@ programs:
   table keys states by the input register's value and the sorted multiset of the others (with
   which of them are still unread, and by which instruction); undefined registers are written
   in one fixed order. Instructions with the same effect (add(y, a, b) and add(y, b, a), ...) are
-  tried once.
+  tried once. When the target keeps some rotations or reflections of the grid
+  (`codegen.dihedral`: the macros are closed under them, and they fix the input), a state and
+  its images are equally far from the target: the key is the least over the images, so only
+  one of them is searched (2.8x fewer nodes at depth 5 of mean_cross, 1.8x of kirsch_n).
 * **The last instruction by inversion.** With one instruction left, the search does not try
   every macro: for each macro shape it solves for the operand that would make the kernel (for
   example v = T - u for an add reading u) and looks it up among the registers.
@@ -58,6 +61,7 @@ from operator import itemgetter
 import numpy as np
 
 from kalg.codegen import _verify_program
+from kalg.codegen.dihedral import image, stabilizer
 from kalg.codegen.twostep import TwoStep
 from kalg.codegen.twostep import fingerprint as small_print
 from kalg.kernel import Kernel
@@ -254,7 +258,8 @@ def shortest_program(kernel: Kernel, *, registers: Sequence[str] = ("A", "B", "C
 
 class _Search:
     def __init__(self, kernel: Kernel, registers: tuple[str, ...], inp: str, out: str | None,
-                 op_set: str, nodes: int, capacity: int, seconds: float | None) -> None:
+                 op_set: str, nodes: int, capacity: int, seconds: float | None,
+                 symmetry: bool = True) -> None:
         self.kernel, self.registers, self.inp, self.out = kernel, registers, inp, out
         self.op_set, self.max_nodes, self.capacity = op_set, nodes, capacity
         self.deadline = None if seconds is None else time.monotonic() + seconds
@@ -283,6 +288,8 @@ class _Search:
         self.target_size = sum(abs(n) for _, _, n in target_taps)
         self.two = TwoStep(machine.firsts, set(self.shapes), small_print(target_e, target_taps))
         self.small: dict[int, int] = {}
+        self.symmetries = stabilizer(target_taps) if symmetry else ()
+        self.images: list[dict[int, int]] = [{} for _ in self.symmetries]
 
     # ---------------------------------------------------------------- driver
     def run(self, max_length: int) -> Outcome:
@@ -493,6 +500,25 @@ class _Search:
         return new_writer, new_used
 
     def _key(self, regs, writer, used) -> tuple:
+        """The transposition key: equal for states equal up to renaming the registers other
+        than the input's and, when the target has grid symmetries, up to those symmetries
+        (the least key over the state's images: the stabilizer is a group, so every state
+        of an orbit gets the same key; see `codegen.dihedral`)."""
+        key = self._plain_key(regs, writer, used)
+        for g, images in zip(self.symmetries, self.images, strict=True):
+            moved = [v if v < 0 else self._image(v, g, images) for v in regs]
+            key = min(key, self._plain_key(moved, writer, used))
+        return key
+
+    def _image(self, v: int, g: tuple[int, int, int, int], images: dict[int, int]) -> int:
+        """The id of value v moved by the grid symmetry g (cached per g)."""
+        found = images.get(v)
+        if found is None:
+            e, taps = self.pool.values[v]
+            found = images[v] = self.pool.intern(e, image(taps, g))
+        return found
+
+    def _plain_key(self, regs, writer, used) -> tuple:
         inp = self.index[self.inp]
         groups: dict[int, list[int]] = {}
         for k, w in enumerate(writer):
@@ -503,9 +529,8 @@ class _Search:
             s = (tuple(sorted(regs[m] for m in members)), inp in members)
             for m in members:
                 sig[m] = s
-        items = [(regs[k], sig.get(k)) for k in range(len(regs))]
-        rest = sorted((items[k] for k in range(len(regs)) if k != inp),
-                      key=lambda item: (item[0], item[1] or ((), False)))
+        items = [(regs[k], sig.get(k, ((), False))) for k in range(len(regs))]
+        rest = sorted(items[k] for k in range(len(regs)) if k != inp)
         return (items[inp], tuple(rest))
 
     def _solvers(self) -> list[tuple[int, tuple[int, ...], tuple, list]]:
