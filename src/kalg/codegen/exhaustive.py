@@ -62,8 +62,10 @@ import numpy as np
 
 from kalg.codegen import _verify_program
 from kalg.codegen.dihedral import image, stabilizer
+from kalg.codegen.twostep import P as SMALL_P
 from kalg.codegen.twostep import TwoStep
 from kalg.codegen.twostep import fingerprint as small_print
+from kalg.codegen.twostep import monomial as small_monomial
 from kalg.kernel import Kernel
 from kalg.scamp5.isa import NEWS, OP_SETS, Dir, Instr
 
@@ -273,6 +275,8 @@ class _Search:
         self.templates, self.form_list = machine.templates, machine.form_list
         self.masks, self.dests, self.values = machine.masks, machine.dests, machine.values
         self.by_defined = machine.by_defined
+        self.single, self.coef, self.src = machine.single, machine.coef, machine.src
+        self.plans: dict[int, tuple[list[int], np.ndarray]] = {}
         self.value_cache: dict[tuple, int] = {}
         self.shapes = machine.shapes(tuple(self.goal))
         self.table: dict[tuple, int] = {}
@@ -311,11 +315,11 @@ class _Search:
             stopped = str(why)
         return Outcome(None, lower, self.nodes, stopped)
 
-    def _tick(self) -> None:
-        self.nodes += 1
+    def _tick(self, count: int = 1) -> None:
+        before, self.nodes = self.nodes, self.nodes + count
         if self.nodes > self.max_nodes:
             raise _Exhausted("nodes")
-        if self.deadline is not None and self.nodes % 1024 == 0 and \
+        if self.deadline is not None and self.nodes >> 10 != before >> 10 and \
                 time.monotonic() > self.deadline:
             raise _Exhausted("time")
 
@@ -406,19 +410,18 @@ class _Search:
         need = self._needed(regs) if left == 2 else None
         # Three left: a one-result instruction writing w leads nowhere if no two instructions
         # make the target even from the values held now and w (decided once per value w).
-        seen: dict[int, bool] | None = {} if left == 3 else None
         held = [self._small(v) for v in regs if v >= 0]
         defined = sum(1 << k for k, v in enumerate(regs) if v >= 0)
-        for k in self._usable(defined):
+        order, singles = self._plan(defined, free)
+        dropped = self._dropped(regs, held, singles) if left == 3 else ()
+        for k in order:
+            if k in dropped:
+                continue
             template = self.templates[k]
             _, reads, writes = template
-            dests = self.dests[k]
-            if any(regs[d] < 0 and d != inp for d in dests):
-                fresh = sorted(d for d in dests if regs[d] < 0 and d != inp)
-                if fresh != free[:len(fresh)]:
-                    continue  # undefined registers are interchangeable: fill them in order
             values = self.values[k]
-            if len(values) == 1 and self._hopeless(value_of(values[0], regs), need, seen, held):
+            if need is not None and len(values) == 1 and self._hopeless(
+                    value_of(values[0], regs), need, None, held):
                 continue
             new = list(regs)
             zero = False
@@ -443,6 +446,44 @@ class _Search:
             if found is not None:
                 return found
         return None
+
+    def _plan(self, defined: int, free: list[int]) -> tuple[list[int], np.ndarray]:
+        """The templates a state with registers `defined` (a bit mask) may apply, in the fixed
+        order, less those that would write an undefined register out of turn (undefined
+        registers are interchangeable: they are filled in order); and, as an array, those of
+        them with one result (cached per mask)."""
+        found = self.plans.get(defined)
+        if found is None:
+            inp, order = self.index[self.inp], []
+            for k in self._usable(defined):
+                fresh = sorted(d for d in self.dests[k] if not defined >> d & 1 and d != inp)
+                if fresh and fresh != free[:len(fresh)]:
+                    continue
+                order.append(k)
+            singles = np.array([k for k in order if self.single[k]], dtype=np.int64)
+            found = self.plans[defined] = (order, singles)
+        return found
+
+    def _dropped(self, regs: list[int], held: list[int], singles: np.ndarray) -> set[int]:
+        """Three left: the one-result templates whose value w leaves no two instructions that
+        make the target even from the values held and w (`TwoStep`, decided once per print
+        of w). The prints of every w come at once from the held values' prints (prints are
+        linear: a form's print is its terms' monomials times its sources' prints). Each
+        template dropped counts as a node (nodes measure the work)."""
+        if len(singles) == 0:
+            return set()
+        prints = np.zeros(len(regs) + 1, dtype=np.int64)  # the last slot: an absent term
+        for k, v in enumerate(regs):
+            if v >= 0:
+                prints[k] = self._small(v)
+        coef, src = self.coef[singles], self.src[singles]
+        made = (coef[:, 0] * prints[src[:, 0]] % SMALL_P + coef[:, 1] * prints[src[:, 1]]
+                % SMALL_P + coef[:, 2] * prints[src[:, 2]] % SMALL_P) % SMALL_P
+        distinct, where = np.unique(made, return_inverse=True)
+        ok = self.two.possible_with(held, distinct)[where.ravel()]
+        dropped = singles[~ok]
+        self._tick(len(dropped))
+        return set(dropped.tolist())
 
     def _hopeless(self, value: int, need: set[int] | None, seen: dict[int, bool] | None,
                   held: list[int]) -> bool:
@@ -666,6 +707,19 @@ class _Machine:
                        for _, _, writes in self.templates for _, form in writes
                        if form is not None}
         self._shapes: dict[tuple[int, ...], dict] = {}
+        self._compile_prints(len(registers))
+
+    def _compile_prints(self, n: int) -> None:
+        """Per template with one result: whether it has one (`single`), and its form as term
+        monomials (`codegen.twostep` prints, 0 for an absent term) and source registers (n:
+        the absent term's slot), for computing all results' prints at once."""
+        self.single = [len(w) == 1 and w[0][1] is not None for _, _, w in self.templates]
+        self.coef = np.zeros((len(self.templates), 3), dtype=np.int64)
+        self.src = np.full((len(self.templates), 3), n, dtype=np.int64)
+        for k, (_, _, writes) in enumerate(self.templates):
+            if self.single[k]:
+                for i, (p, q, source, dx, dy) in enumerate(writes[0][1]):
+                    self.coef[k, i], self.src[k, i] = small_monomial(p, q, dx, dy), source
 
     def _compile(self, t: _Template) -> tuple:
         reads = tuple(self.index[r] for r in t.reads)
