@@ -73,6 +73,8 @@ from kalg.codegen.twostep import monomial as small_monomial
 from kalg.kernel import Kernel
 from kalg.scamp5.isa import NEWS, OP_SETS, Dir, Instr
 
+_SMALL_HALF = pow(2, -1, SMALL_P)
+
 # ------------------------------------------------------------------ exact values
 
 Taps = tuple[tuple[int, int, int], ...]
@@ -418,8 +420,8 @@ class _Search:
         # make the target even from the values held now and w (decided once per value w).
         held = [self._small(v) for v in regs if v >= 0]
         defined = sum(1 << k for k, v in enumerate(regs) if v >= 0)
-        order, singles = self._plan(defined, free)
-        dropped = self._dropped(regs, held, singles) if left == 3 else ()
+        order, singles, halving = self._plan(defined, free)
+        dropped = self._dropped(regs, held, singles, halving) if left == 3 else ()
         for k in order:
             if k in dropped:
                 continue
@@ -453,11 +455,13 @@ class _Search:
                 return found
         return None
 
-    def _plan(self, defined: int, free: list[int]) -> tuple[list[int], np.ndarray]:
+    def _plan(self, defined: int, free: list[int]
+              ) -> tuple[list[int], np.ndarray, dict[int, list[int]]]:
         """The templates a state with registers `defined` (a bit mask) may apply, in the fixed
         order, less those that would write an undefined register out of turn (undefined
-        registers are interchangeable: they are filled in order); and, as an array, those of
-        them with one result (cached per mask)."""
+        registers are interchangeable: they are filled in order); as an array, those of them
+        with one result; and the others (the division macros) by the register they halve
+        (cached per mask)."""
         found = self.plans.get(defined)
         if found is None:
             inp, order = self.index[self.inp], []
@@ -467,29 +471,41 @@ class _Search:
                     continue
                 order.append(k)
             singles = np.array([k for k in order if self.single[k]], dtype=np.int64)
-            found = self.plans[defined] = (order, singles)
+            halving: dict[int, list[int]] = {}
+            for k in order:
+                if not self.single[k]:
+                    halving.setdefault(self.templates[k][1][0], []).append(k)
+            found = self.plans[defined] = (order, singles, halving)
         return found
 
-    def _dropped(self, regs: list[int], held: list[int], singles: np.ndarray) -> set[int]:
+    def _dropped(self, regs: list[int], held: list[int], singles: np.ndarray,
+                 halving: dict[int, list[int]]) -> set[int]:
         """Three left: the one-result templates whose value w leaves no two instructions that
         make the target even from the values held and w (`TwoStep`, decided once per print
         of w). The prints of every w come at once from the held values' prints (prints are
         linear: a form's print is its terms' monomials times its sources' prints). Each
         template dropped counts as a node (nodes measure the work)."""
-        if len(singles) == 0:
-            return set()
         prints = np.zeros(len(regs) + 1, dtype=np.int64)  # the last slot: an absent term
         for k, v in enumerate(regs):
             if v >= 0:
                 prints[k] = self._small(v)
-        coef, src = self.coef[singles], self.src[singles]
-        made = (coef[:, 0] * prints[src[:, 0]] % SMALL_P + coef[:, 1] * prints[src[:, 1]]
-                % SMALL_P + coef[:, 2] * prints[src[:, 2]] % SMALL_P) % SMALL_P
-        distinct, where = np.unique(made, return_inverse=True)
-        ok = self.two.possible_with(held, distinct)[where.ravel()]
-        dropped = singles[~ok]
+        dropped: set[int] = set()
+        if len(singles):
+            coef, src = self.coef[singles], self.src[singles]
+            made = (coef[:, 0] * prints[src[:, 0]] % SMALL_P + coef[:, 1] * prints[src[:, 1]]
+                    % SMALL_P + coef[:, 2] * prints[src[:, 2]] % SMALL_P) % SMALL_P
+            distinct, where = np.unique(made, return_inverse=True)
+            ok = self.two.possible_with(held, distinct)[where.ravel()]
+            dropped.update(singles[~ok].tolist())
+        # A division writes x/2, -x/2 and copies of x (held already): its state's values are
+        # among the held ones and those two, so it is dropped when the test fails even on
+        # all of them (the test can only pass on more values), once per halved register.
+        for r, members in halving.items():
+            half = int(prints[r]) * _SMALL_HALF % SMALL_P
+            if not self.two.possible([*held, half, (SMALL_P - half) % SMALL_P]):
+                dropped.update(members)
         self._tick(len(dropped))
-        return set(dropped.tolist())
+        return dropped
 
     def _hopeless(self, value: int, need: set[int] | None, seen: dict[int, bool] | None,
                   held: list[int]) -> bool:
