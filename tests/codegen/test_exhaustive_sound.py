@@ -235,3 +235,29 @@ def test_the_tap_bound_never_exceeds_the_instructions_a_random_program_takes(see
     one = (1, 0, 0, 0, 0, 0)
     # From x alone: 1 instruction makes at most 2 taps (x(p+d) - x), 2 at most 4, 3 at most 8.
     assert [tap_steps(one, t) for t in (1, 2, 3, 4, 5, 8, 9)] == [0, 1, 2, 2, 3, 3, 4]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_batched_two_step_test_agrees_with_the_single_one(seed):
+    """`TwoStep.possible_with(held, ws)` (the held values' part shared) answers exactly as
+    `possible([*held, w])` for each w: on the states three instructions before the end of
+    random programs, with w the next instruction's result (a true answer is required) and the
+    values other instructions would write (mostly false answers)."""
+    rng = random.Random(seed)
+    for program, states, out in _programs(300 + seed, 4, 4):
+        target = states[-1][out]
+        search = _Search(target, SIX, "A", out, "all", 10**6, 10**6, None)
+        state = states[1]
+        held = [fingerprint(*_key(v)) for v in state.values() if v is not None]
+        made = [fingerprint(*_key(v)) for v in states[2].values() if v is not None]
+        others = []
+        for instr in rng.sample([t.instr for t in _instructions("all", SIX)], 200):
+            if all(state[r] is not None for r in instr.reads()):
+                got = step(state, instr)[instr.writes()[0]]
+                if got is not None:
+                    others.append(fingerprint(*_key(got)))
+        ws = sorted(set(made + others))
+        batched = search.two.possible_with(held, ws)
+        single = [search.two.possible([*held, w]) for w in ws]
+        assert list(batched) == single, program
+        assert any(batched[ws.index(w)] for w in made), program

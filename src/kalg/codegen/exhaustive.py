@@ -27,7 +27,10 @@ programs:
   table keys states by the input register's value and the sorted multiset of the others (with
   which of them are still unread, and by which instruction); undefined registers are written
   in one fixed order. Instructions with the same effect (add(y, a, b) and add(y, b, a), ...) are
-  tried once.
+  tried once. When the target keeps some rotations or reflections of the grid
+  (`codegen.dihedral`: the macros are closed under them, and they fix the input), a state and
+  its images are equally far from the target: the key is the least over the images, so only
+  one of them is searched (2.8x fewer nodes at depth 5 of mean_cross, 1.8x of kirsch_n).
 * **The last instruction by inversion.** With one instruction left, the search does not try
   every macro: for each macro shape it solves for the operand that would make the kernel (for
   example v = T - u for an add reading u) and looks it up among the registers.
@@ -35,7 +38,11 @@ programs:
   state is dropped when no value one instruction can make is one the last instruction could
   finish from (vectorised over every form and source, on an over-approximation of the macros,
   so a "no" is a proof); with three left, an instruction's result w is tried only if that test
-  passes on the values held plus w, decided once per value. With two left, the value the next
+  passes on the values held plus w, decided for every w of a state at once: the prints of
+  all one-result instructions' values come from the held values' prints in one array
+  operation (prints are linear), and `TwoStep.possible_with` shares the held values' part of
+  the test among the w (same answers and node counts as one test per w, 2.7x less CPU at
+  depth 5 of rand3s1_1). With two left, the value the next
   instruction writes may fill several positions of the last form (subx(y, W, d, W)).
 
 The search is bounded by a node count (deterministic) and a cap on stored kernels (memory); a
@@ -58,10 +65,15 @@ from operator import itemgetter
 import numpy as np
 
 from kalg.codegen import _verify_program
+from kalg.codegen.dihedral import image, stabilizer
+from kalg.codegen.twostep import P as SMALL_P
 from kalg.codegen.twostep import TwoStep
 from kalg.codegen.twostep import fingerprint as small_print
+from kalg.codegen.twostep import monomial as small_monomial
 from kalg.kernel import Kernel
 from kalg.scamp5.isa import NEWS, OP_SETS, Dir, Instr
+
+_SMALL_HALF = pow(2, -1, SMALL_P)
 
 # ------------------------------------------------------------------ exact values
 
@@ -226,9 +238,11 @@ class Outcome:
         return f"{bound}, {reason}"
 
 
-NODES = 200_000
-"""Default node budget of `shortest_program`: about 2 s of CPU time (a node is a state
-visited or a child dropped by the two-step test; depth 5 of sobel takes about 570000)."""
+NODES = 6_000_000
+"""Default node budget of `shortest_program` (and of `kalg optimize --exhaustive`): at most
+about 15 s of CPU time (a node is a state visited or a child dropped by the two-step test;
+searching every 5-instruction program of a 3x3 kernel took 80000 (kirsch_n) to 5.1 million
+nodes on the kernels measured, so a 6-instruction program is proven shortest or replaced)."""
 
 CAPACITY = 2_000_000
 """Default cap on stored kernels and transposition entries (memory; 200000 nodes of sobel
@@ -254,7 +268,8 @@ def shortest_program(kernel: Kernel, *, registers: Sequence[str] = ("A", "B", "C
 
 class _Search:
     def __init__(self, kernel: Kernel, registers: tuple[str, ...], inp: str, out: str | None,
-                 op_set: str, nodes: int, capacity: int, seconds: float | None) -> None:
+                 op_set: str, nodes: int, capacity: int, seconds: float | None,
+                 symmetry: bool = True) -> None:
         self.kernel, self.registers, self.inp, self.out = kernel, registers, inp, out
         self.op_set, self.max_nodes, self.capacity = op_set, nodes, capacity
         self.deadline = None if seconds is None else time.monotonic() + seconds
@@ -268,6 +283,8 @@ class _Search:
         self.templates, self.form_list = machine.templates, machine.form_list
         self.masks, self.dests, self.values = machine.masks, machine.dests, machine.values
         self.by_defined = machine.by_defined
+        self.single, self.coef, self.src = machine.single, machine.coef, machine.src
+        self.plans: dict[int, tuple[list[int], np.ndarray]] = {}
         self.value_cache: dict[tuple, int] = {}
         self.shapes = machine.shapes(tuple(self.goal))
         self.table: dict[tuple, int] = {}
@@ -283,6 +300,8 @@ class _Search:
         self.target_size = sum(abs(n) for _, _, n in target_taps)
         self.two = TwoStep(machine.firsts, set(self.shapes), small_print(target_e, target_taps))
         self.small: dict[int, int] = {}
+        self.symmetries = stabilizer(target_taps) if symmetry else ()
+        self.images: list[dict[int, int]] = [{} for _ in self.symmetries]
 
     # ---------------------------------------------------------------- driver
     def run(self, max_length: int) -> Outcome:
@@ -304,11 +323,11 @@ class _Search:
             stopped = str(why)
         return Outcome(None, lower, self.nodes, stopped)
 
-    def _tick(self) -> None:
-        self.nodes += 1
+    def _tick(self, count: int = 1) -> None:
+        before, self.nodes = self.nodes, self.nodes + count
         if self.nodes > self.max_nodes:
             raise _Exhausted("nodes")
-        if self.deadline is not None and self.nodes % 1024 == 0 and \
+        if self.deadline is not None and self.nodes >> 10 != before >> 10 and \
                 time.monotonic() > self.deadline:
             raise _Exhausted("time")
 
@@ -399,19 +418,18 @@ class _Search:
         need = self._needed(regs) if left == 2 else None
         # Three left: a one-result instruction writing w leads nowhere if no two instructions
         # make the target even from the values held now and w (decided once per value w).
-        seen: dict[int, bool] | None = {} if left == 3 else None
         held = [self._small(v) for v in regs if v >= 0]
         defined = sum(1 << k for k, v in enumerate(regs) if v >= 0)
-        for k in self._usable(defined):
+        order, singles, halving = self._plan(defined, free)
+        dropped = self._dropped(regs, held, singles, halving) if left == 3 else ()
+        for k in order:
+            if k in dropped:
+                continue
             template = self.templates[k]
             _, reads, writes = template
-            dests = self.dests[k]
-            if any(regs[d] < 0 and d != inp for d in dests):
-                fresh = sorted(d for d in dests if regs[d] < 0 and d != inp)
-                if fresh != free[:len(fresh)]:
-                    continue  # undefined registers are interchangeable: fill them in order
             values = self.values[k]
-            if len(values) == 1 and self._hopeless(value_of(values[0], regs), need, seen, held):
+            if need is not None and len(values) == 1 and self._hopeless(
+                    value_of(values[0], regs), need, None, held):
                 continue
             new = list(regs)
             zero = False
@@ -436,6 +454,58 @@ class _Search:
             if found is not None:
                 return found
         return None
+
+    def _plan(self, defined: int, free: list[int]
+              ) -> tuple[list[int], np.ndarray, dict[int, list[int]]]:
+        """The templates a state with registers `defined` (a bit mask) may apply, in the fixed
+        order, less those that would write an undefined register out of turn (undefined
+        registers are interchangeable: they are filled in order); as an array, those of them
+        with one result; and the others (the division macros) by the register they halve
+        (cached per mask)."""
+        found = self.plans.get(defined)
+        if found is None:
+            inp, order = self.index[self.inp], []
+            for k in self._usable(defined):
+                fresh = sorted(d for d in self.dests[k] if not defined >> d & 1 and d != inp)
+                if fresh and fresh != free[:len(fresh)]:
+                    continue
+                order.append(k)
+            singles = np.array([k for k in order if self.single[k]], dtype=np.int64)
+            halving: dict[int, list[int]] = {}
+            for k in order:
+                if not self.single[k]:
+                    halving.setdefault(self.templates[k][1][0], []).append(k)
+            found = self.plans[defined] = (order, singles, halving)
+        return found
+
+    def _dropped(self, regs: list[int], held: list[int], singles: np.ndarray,
+                 halving: dict[int, list[int]]) -> set[int]:
+        """Three left: the one-result templates whose value w leaves no two instructions that
+        make the target even from the values held and w (`TwoStep`, decided once per print
+        of w). The prints of every w come at once from the held values' prints (prints are
+        linear: a form's print is its terms' monomials times its sources' prints). Each
+        template dropped counts as a node (nodes measure the work)."""
+        prints = np.zeros(len(regs) + 1, dtype=np.int64)  # the last slot: an absent term
+        for k, v in enumerate(regs):
+            if v >= 0:
+                prints[k] = self._small(v)
+        dropped: set[int] = set()
+        if len(singles):
+            coef, src = self.coef[singles], self.src[singles]
+            made = (coef[:, 0] * prints[src[:, 0]] % SMALL_P + coef[:, 1] * prints[src[:, 1]]
+                    % SMALL_P + coef[:, 2] * prints[src[:, 2]] % SMALL_P) % SMALL_P
+            distinct, where = np.unique(made, return_inverse=True)
+            ok = self.two.possible_with(held, distinct)[where.ravel()]
+            dropped.update(singles[~ok].tolist())
+        # A division writes x/2, -x/2 and copies of x (held already): its state's values are
+        # among the held ones and those two, so it is dropped when the test fails even on
+        # all of them (the test can only pass on more values), once per halved register.
+        for r, members in halving.items():
+            half = int(prints[r]) * _SMALL_HALF % SMALL_P
+            if not self.two.possible([*held, half, (SMALL_P - half) % SMALL_P]):
+                dropped.update(members)
+        self._tick(len(dropped))
+        return dropped
 
     def _hopeless(self, value: int, need: set[int] | None, seen: dict[int, bool] | None,
                   held: list[int]) -> bool:
@@ -493,6 +563,25 @@ class _Search:
         return new_writer, new_used
 
     def _key(self, regs, writer, used) -> tuple:
+        """The transposition key: equal for states equal up to renaming the registers other
+        than the input's and, when the target has grid symmetries, up to those symmetries
+        (the least key over the state's images: the stabilizer is a group, so every state
+        of an orbit gets the same key; see `codegen.dihedral`)."""
+        key = self._plain_key(regs, writer, used)
+        for g, images in zip(self.symmetries, self.images, strict=True):
+            moved = [v if v < 0 else self._image(v, g, images) for v in regs]
+            key = min(key, self._plain_key(moved, writer, used))
+        return key
+
+    def _image(self, v: int, g: tuple[int, int, int, int], images: dict[int, int]) -> int:
+        """The id of value v moved by the grid symmetry g (cached per g)."""
+        found = images.get(v)
+        if found is None:
+            e, taps = self.pool.values[v]
+            found = images[v] = self.pool.intern(e, image(taps, g))
+        return found
+
+    def _plain_key(self, regs, writer, used) -> tuple:
         inp = self.index[self.inp]
         groups: dict[int, list[int]] = {}
         for k, w in enumerate(writer):
@@ -503,9 +592,8 @@ class _Search:
             s = (tuple(sorted(regs[m] for m in members)), inp in members)
             for m in members:
                 sig[m] = s
-        items = [(regs[k], sig.get(k)) for k in range(len(regs))]
-        rest = sorted((items[k] for k in range(len(regs)) if k != inp),
-                      key=lambda item: (item[0], item[1] or ((), False)))
+        items = [(regs[k], sig.get(k, ((), False))) for k in range(len(regs))]
+        rest = sorted(items[k] for k in range(len(regs)) if k != inp)
         return (items[inp], tuple(rest))
 
     def _solvers(self) -> list[tuple[int, tuple[int, ...], tuple, list]]:
@@ -641,6 +729,19 @@ class _Machine:
                        for _, _, writes in self.templates for _, form in writes
                        if form is not None}
         self._shapes: dict[tuple[int, ...], dict] = {}
+        self._compile_prints(len(registers))
+
+    def _compile_prints(self, n: int) -> None:
+        """Per template with one result: whether it has one (`single`), and its form as term
+        monomials (`codegen.twostep` prints, 0 for an absent term) and source registers (n:
+        the absent term's slot), for computing all results' prints at once."""
+        self.single = [len(w) == 1 and w[0][1] is not None for _, _, w in self.templates]
+        self.coef = np.zeros((len(self.templates), 3), dtype=np.int64)
+        self.src = np.full((len(self.templates), 3), n, dtype=np.int64)
+        for k, (_, _, writes) in enumerate(self.templates):
+            if self.single[k]:
+                for i, (p, q, source, dx, dy) in enumerate(writes[0][1]):
+                    self.coef[k, i], self.src[k, i] = small_monomial(p, q, dx, dy), source
 
     def _compile(self, t: _Template) -> tuple:
         reads = tuple(self.index[r] for r in t.reads)

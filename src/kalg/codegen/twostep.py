@@ -57,6 +57,7 @@ class _Table:
         self.rows = [tuple(where[c] for c in row) for row in rows]
         self.array = np.array(self.coefs, dtype=np.int64)
         self.gathers: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self.with_gathers: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def _gathers(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         """(row of each result, (3, results) positions in the flattened product table)."""
@@ -78,6 +79,42 @@ class _Table:
         rows, cols = self._gathers(len(values))
         table = np.append((self.array[:, None] * values[None, :] % P).ravel(), 0)
         return rows, (table[cols[0]] + table[cols[1]] + table[cols[2]]) % P
+
+
+    def _with_gathers(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For n held values and one more value w (index n): the source choices that read w at
+        least once, as (row of each, (3, results) positions of the terms not reading w in the
+        product table of the n held values, the summed coefficient of the terms reading w)."""
+        found = self.with_gathers.get(n)
+        if found is None:
+            zero = len(self.coefs) * n
+            rows, cols, slopes = [], [], []
+            for r, row in enumerate(self.rows):
+                for sources in product(range(n + 1), repeat=len(row)):
+                    if n not in sources:
+                        continue
+                    rows.append(r)
+                    cols.append([c * n + a if a < n else zero
+                                 for c, a in zip(row, sources, strict=True)]
+                                + [zero] * (3 - len(row)))
+                    slopes.append(sum(self.coefs[c] for c, a in zip(row, sources, strict=True)
+                                      if a == n) % P)
+            found = self.with_gathers[n] = (
+                np.array(rows, dtype=np.int64),
+                np.array(cols, dtype=np.int64).reshape(-1, 3).T.copy(),
+                np.array(slopes, dtype=np.int64))
+        return found
+
+    def evaluate_with(self, values: np.ndarray, extra: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray]:
+        """The rows over the source choices that read one more value w at least once, for
+        every w of `extra`: (row index, (len(extra), results) values mod P). A choice's value
+        is a + b * w with a and b fixed by the held values, so this costs one pass over the
+        held values and one product per w and choice."""
+        rows, cols, slopes = self._with_gathers(len(values))
+        table = np.append((self.array[:, None] * values[None, :] % P).ravel(), 0)
+        base = (table[cols[0]] + table[cols[1]] + table[cols[2]]) % P
+        return rows, (base[None, :] + slopes[None, :] * extra[:, None] % P) % P
 
 
 class TwoStep:
@@ -130,3 +167,41 @@ class TwoStep:
         needed = (self.bases[rows] - parts) % P
         at = np.minimum(np.searchsorted(one, needed), len(one) - 1)
         return bool((one[at] == needed).any() or one[np.searchsorted(one, t) % len(one)] == t)
+
+    def possible_with(self, held: Sequence[int], extra: Sequence[int]) -> np.ndarray:
+        """`possible([*held, w])` for every print w of `extra`, as a boolean array: the same
+        answers, computed with the held values' part once. With V = held + [w], every form
+        value over V is either a form value over the held values (computed once) or reads w
+        (a + b * w, `_Table.evaluate_with`), so "a needed value is a one-step value" splits
+        into held-held (once), held-w, w-held and w-w parts (the last per w)."""
+        m = len(extra)
+        if m == 0:
+            return np.zeros(0, dtype=bool)
+        t = self.target
+        if self.zero_rest and t == 0:
+            return np.ones(m, dtype=bool)
+        values = np.array(sorted(set(held)), dtype=np.int64)
+        ws = np.array(extra, dtype=np.int64)
+        if self._possible(values):
+            return np.ones(m, dtype=bool)
+        found = np.zeros(m, dtype=bool)
+        if self.rest.rows:
+            found |= (self.rest.evaluate_with(values, ws)[1] == t).any(axis=1)
+        one = np.unique(self.first.evaluate(values)[1])
+        rows, parts = self.need.evaluate(values)
+        needed = np.unique((self.bases[rows] - parts) % P)
+        _, one_w = self.first.evaluate_with(values, ws)
+        rows_w, parts_w = self.need.evaluate_with(values, ws)
+        needed_w = (self.bases[rows_w][None, :] - parts_w) % P
+        found |= _member(needed_w, one) | _member(one_w, needed) | (one_w == t).any(axis=1)
+        # w-w: per w, with one key range per w so that one sort serves all of them
+        offsets = np.arange(m, dtype=np.int64)[:, None] * P
+        return found | _member(needed_w + offsets, np.sort((one_w + offsets).ravel()))
+
+
+def _member(queries: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """Per row of `queries`: whether any of its values is in the sorted array `table`."""
+    if table.size == 0 or queries.size == 0:
+        return np.zeros(len(queries), dtype=bool)
+    at = np.minimum(np.searchsorted(table, queries.ravel()), table.size - 1)
+    return (table[at] == queries.ravel()).reshape(queries.shape).any(axis=1)
