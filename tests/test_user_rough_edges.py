@@ -238,7 +238,7 @@ def test_a_compile_loads_neither_scipy_nor_sympy_nor_egglogs_python_layer():
 def test_timeout_ends_code_generation_with_the_best_program_so_far(monkeypatch):
     from kalg import codegen, pipeline
 
-    def slow(name, registers, input_register, ops, limits, memo=None):
+    def slow(name, registers, input_register, ops, limits, memo=None, longest=None):
         time.sleep(0.3)
         return ["instr"] * {"first": 9, "second": 7}[name]
 
