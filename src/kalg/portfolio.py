@@ -16,10 +16,14 @@ file fills the beam with different states), so the portfolio makes the *result* 
   basic candidates (the e-graph extracted under basic costs).
 
 One rung (`_rung`) is the screen-and-refine of every candidate: each candidate with `SCREEN`,
-then the best screened one again with `REFINE` and `REFINE_NARROW`. Every bound is a count, so the
-result is deterministic. Ties go to the op set asked for, the largest rung (the program a
-single search of the whole budget finds, when no smaller rung beats it), then the earlier
-candidate.
+fewest live values first, each search after the rung's first program bounded by the shortest so
+far (`codegen.generate`'s `longest`: a candidate that cannot be as short stops within that many
+levels of its beam, where a huge one used to be searched to its end for hundreds of
+instructions), then the best screened one again with `REFINE` and `REFINE_NARROW`, bounded the
+same way. The bound depends only on the rung's own candidates, so a rung stays the same search
+whichever budget runs it. Every bound is a count, so the result is deterministic. Ties go to
+the op set asked for, the largest rung (the program a single search of the whole budget finds,
+when no smaller rung beats it), then the earlier candidate.
 """
 
 from __future__ import annotations
