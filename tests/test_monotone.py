@@ -101,13 +101,16 @@ def test_best_screened_candidate_of_a_full_rung_is_refined_twice(monkeypatch):
     lengths = {"long": 9, "short": 7, "tie": 7}
     calls = []
 
-    def fake(name, registers, input_register, ops, limits, memo=None):
+    def fake(name, registers, input_register, ops, limits, memo=None, longest=None):
         calls.append((len(registers), name, limits))
         shorter = limits is portfolio.REFINE_NARROW and name == "short"
-        return ["instr"] * (lengths[name] - (2 if shorter else 0))
+        program = ["instr"] * (lengths[name] - (2 if shorter else 0))
+        return None if longest is not None and len(program) > longest else program
 
     monkeypatch.setattr(codegen, "generate", fake)
     monkeypatch.setattr(portfolio, "bus_steps", lambda program: 0)
+    # `calls` is this process's: a rung run by a forked worker would record nothing here.
+    monkeypatch.setenv("KALG_WORKERS", "1")
 
     class Named(str):  # a stand-in decomposition: its name, no live values, no outputs
         def live(self):

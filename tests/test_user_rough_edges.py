@@ -238,7 +238,7 @@ def test_a_compile_loads_neither_scipy_nor_sympy_nor_egglogs_python_layer():
 def test_timeout_ends_code_generation_with_the_best_program_so_far(monkeypatch):
     from kalg import codegen, pipeline
 
-    def slow(name, registers, input_register, ops, limits, memo=None):
+    def slow(name, registers, input_register, ops, limits, memo=None, longest=None):
         time.sleep(0.3)
         return ["instr"] * {"first": 9, "second": 7}[name]
 
@@ -248,6 +248,8 @@ def test_timeout_ends_code_generation_with_the_best_program_so_far(monkeypatch):
 
     monkeypatch.setattr(codegen, "generate", slow)
     monkeypatch.setattr(pipeline, "bus_steps", lambda program: 0)
+    # One process: a forked worker would start the second search at once, beside the first.
+    monkeypatch.setenv("KALG_WORKERS", "1")
     candidates = {n: Named(n) for n in ("first", "second")}
     program, winner, stop = pipeline._best_program(candidates, ("A",), "A", "all",
                                                    pipeline._Deadline(0.2))

@@ -744,6 +744,7 @@ def _best_program(candidates: dict[str, Decomposition], registers: tuple[str, ..
     deadline = deadline or _Deadline(None)
     usable = portfolio.searchable(candidates)
     screens = [(name, order, SCREEN) for order, name in enumerate(usable)]
+    longest = None  # the screens' best length, once known: a refine only wins within it
 
     def attempt(job: tuple[str, int, codegen.Limits], number: int, count: int):
         name, order, limits = job
@@ -755,14 +756,17 @@ def _best_program(candidates: dict[str, Decomposition], registers: tuple[str, ..
             limits = _flat_sum_limits(limits)
         try:
             program = portfolio.generate_within(usable[name], registers, input_register, ops,
-                                                limits, deadline)
+                                                limits, deadline, longest=longest)
         except RegisterPressureError as err:
             return err
+        if program is None:
+            return None
         return (len(program), bus_steps(program), order), name, program
 
     found, pressure = _searched(attempt, screens, usable, 0)
     if found:  # screening done: refine the most promising
         refines = _large_refines(sorted(found), usable) if large else _refines(sorted(found))
+        longest = min(found)[0][0]
         found += _searched(attempt, refines, usable, len(screens))[0]
     stop = portfolio.timeout_stop(deadline, found=bool(found))
     if not found:
@@ -1018,16 +1022,21 @@ def _joint_may_win(candidates: dict[str, Decomposition], registers: tuple[str, .
                    input_register: str, ops: str, deadline: _Deadline, bound: int) -> bool:
     """Whether the joint ladder is worth running against a program of `bound` instructions
     (`JOINT_PROBE_SLACK`); also where no candidate fits the whole register file in one screen
-    (the probe says nothing then). Deterministic: the screen is bounded by counts."""
-    best = None
-    for decomposition in dict.fromkeys(portfolio.searchable(candidates).values()):
+    (the probe says nothing then). Deterministic: the screen is bounded by counts. The
+    candidates are screened fewest live values first, and the first within the slack ends the
+    probe."""
+    usable = dict(enumerate(dict.fromkeys(portfolio.searchable(candidates).values())))
+    fits = False
+    for _, decomposition in sorted(usable.items(), key=lambda c: (len(c[1].live()), c[0])):
         try:
             program = portfolio.generate_within(decomposition, registers, input_register, ops,
                                                 SCREEN, deadline)
         except RegisterPressureError:
             continue
-        best = len(program) if best is None else min(best, len(program))
-    return best is None or best <= bound + JOINT_PROBE_SLACK
+        if len(program) <= bound + JOINT_PROBE_SLACK:
+            return True  # the answer whatever the other candidates give: stop here
+        fits = True
+    return not fits
 
 
 def _filter_programs(found: tuple[list[Instr], str] | None, outputs: dict,

@@ -16,10 +16,14 @@ file fills the beam with different states), so the portfolio makes the *result* 
   basic candidates (the e-graph extracted under basic costs).
 
 One rung (`_rung`) is the screen-and-refine of every candidate: each candidate with `SCREEN`,
-then the best screened one again with `REFINE` and `REFINE_NARROW`. Every bound is a count, so the
-result is deterministic. Ties go to the op set asked for, the largest rung (the program a
-single search of the whole budget finds, when no smaller rung beats it), then the earlier
-candidate.
+fewest live values first, each search after the rung's first program bounded by the shortest so
+far (`codegen.generate`'s `longest`: a candidate that cannot be as short stops within that many
+levels of its beam, where a huge one used to be searched to its end for hundreds of
+instructions), then the best screened one again with `REFINE` and `REFINE_NARROW`, bounded the
+same way. The bound depends only on the rung's own candidates, so a rung stays the same search
+whichever budget runs it. Every bound is a count, so the result is deterministic. Ties go to
+the op set asked for, the largest rung (the program a single search of the whole budget finds,
+when no smaller rung beats it), then the earlier candidate.
 """
 
 from __future__ import annotations
@@ -138,11 +142,14 @@ def searchable(candidates: dict[str, Decomposition]) -> dict[str, Decomposition]
 
 def generate_within(decomposition: Decomposition, registers: tuple[str, ...],
                     input_register: str, op_set: str, limits: codegen.Limits,
-                    deadline, memo: codegen.Memo | None = None) -> list[Instr]:
-    """`codegen.generate` with its time cut to what `deadline` (--timeout) leaves, if any."""
+                    deadline, memo: codegen.Memo | None = None,
+                    longest: int | None = None) -> list[Instr] | None:
+    """`codegen.generate` with its time cut to what `deadline` (--timeout) leaves, if any
+    (None: nothing within `longest`)."""
     if deadline.end is not None:
         limits = replace(limits, seconds=max(deadline.left(), 0.01))
-    return codegen.generate(decomposition, registers, input_register, op_set, limits, memo=memo)
+    return codegen.generate(decomposition, registers, input_register, op_set, limits, memo=memo,
+                            longest=longest)
 
 
 def timeout_stop(deadline, found: bool) -> str | None:
@@ -222,7 +229,12 @@ def best_program(candidates: dict[str, dict[str, Decomposition]], budget: Budget
 def _rung(usable: dict[str, Decomposition], registers: tuple[str, ...], input_register: str,
           op_set: str, refine: bool, deadline,
           memo: codegen.Memo) -> tuple[tuple[int, int, int], str, list[Instr]]:
-    """One rung: every candidate screened, then (`refine`) the best screened one refined twice."""
+    """One rung: every candidate screened, then (`refine`) the best screened one refined twice.
+
+    Candidates are screened fewest live values first (`screen_order`), and each search after
+    the first program is bounded by the shortest program found so far (`codegen.generate`'s
+    `longest`): a candidate that cannot be that short is not searched further. The bound
+    admits ties, which the earlier candidate (`usable`'s order) or fewer bus steps win."""
     found: list[tuple[tuple[int, int, int], str, list[Instr]]] = []
     pressure: RegisterPressureError | None = None
 
@@ -230,15 +242,17 @@ def _rung(usable: dict[str, Decomposition], registers: tuple[str, ...], input_re
         nonlocal pressure
         if deadline.passed():
             return
+        longest = min(f[0][0] for f in found) if found else None
         try:
             program = generate_within(usable[name], registers, input_register, op_set, limits,
-                                      deadline, memo)
+                                      deadline, memo, longest)
         except RegisterPressureError as err:
             pressure = err
             return
-        found.append(((len(program), bus_steps(program), order), name, program))
+        if program is not None:
+            found.append(((len(program), bus_steps(program), order), name, program))
 
-    for order, name in enumerate(usable):
+    for order, name in screen_order(usable):
         attempt(name, order, SCREEN if refine else SCREEN_ONLY)
     if not found:
         raise pressure or RegisterPressureError(
@@ -248,6 +262,13 @@ def _rung(usable: dict[str, Decomposition], registers: tuple[str, ...], input_re
         attempt(name, order, REFINE)
         attempt(name, order, REFINE_NARROW)
     return min(found, key=lambda f: f[0])
+
+
+def screen_order(usable: dict[str, Decomposition]) -> list[tuple[int, str]]:
+    """The candidates (their place in `usable`, their name) in the order they are screened:
+    fewest live values first (the cheap searches, and the usual winners, set the bound the
+    large ones are then searched within), ties in `usable`'s order."""
+    return sorted(enumerate(usable), key=lambda c: (len(usable[c[1]].live()), c[0]))
 
 
 DIV_REGISTERS = 3

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kalg.codegen import generate
 from kalg.codegen.goals import INPUT_KEY
 from kalg.codegen.moves import Step
@@ -64,3 +66,27 @@ def test_long_schedule_does_not_exhaust_the_recursion_limit():
     program = generate(decomposition, op_set="basic",
                        limits=Limits(expansions=1000, total_expansions=2000))
     assert program  # verified exactly inside generate; here the point is that it returns
+
+
+def test_a_schedule_no_assignment_fits_is_refuted_without_searching_a_state_twice(monkeypatch):
+    # analognet2's three outputs in four registers: every schedule fails to allocate, and the
+    # depth-first search met the same (operation, live registers) states again and again -
+    # 41257 tries in all, most of a 4-register rung's time. A refuted state is remembered.
+    from kalg import codegen, portfolio
+    from kalg.codegen import regalloc
+    from kalg.diagnostics import RegisterPressureError
+
+    from .dags import analognet2
+
+    tries = []
+    run = regalloc._Allocator.run
+
+    def counted(self):
+        program = run(self)
+        tries.append(self.tries)
+        return program
+
+    monkeypatch.setattr(regalloc._Allocator, "run", counted)
+    with pytest.raises(RegisterPressureError):
+        codegen.generate(analognet2(), tuple("ABCD"), "A", "basic", portfolio.SCREEN_ONLY)
+    assert tries and sum(tries) < 5000

@@ -50,7 +50,8 @@ INLINE_CAPS = (0, 4, 8)
 
 def generate(decomp: Decomposition, registers: Sequence[str] = ("A", "B", "C", "D", "E", "F"),
              input_register: str = "A", op_set: str = "all",
-             limits: Limits | None = None, memo: Memo | None = None) -> list[Instr]:
+             limits: Limits | None = None, memo: Memo | None = None,
+             longest: int | None = None) -> list[Instr] | None:
     """A verified program leaving each output of `decomp` in its named register.
 
     Uses only `registers` and the macros of `op_set` ("all" or "basic"); the input starts in
@@ -58,54 +59,58 @@ def generate(decomp: Decomposition, registers: Sequence[str] = ("A", "B", "C", "
     and `VerificationError` if a generated program is wrong (a bug). Deterministic. `memo` lets
     calls on the same decomposition share their networks, moves and rankings (`memo.Memo`):
     the program is the same with or without it.
+
+    `longest` (a caller that already has a program this short: a longer one cannot win) bounds
+    the search (`limits.Budget.longest`): the program returned has at most `longest`
+    instructions, and None (never an error) means none that short was found.
     """
     _check_arguments(decomp, registers, input_register, op_set)
     limits = limits or Limits()
     if memo is not None:
-        return _generate(decomp, registers, input_register, op_set, limits, memo)
+        return _generate(decomp, registers, input_register, op_set, limits, memo, longest)
     memo = Memo()  # this call's own: released when it returns
     try:
-        return _generate(decomp, registers, input_register, op_set, limits, memo)
+        return _generate(decomp, registers, input_register, op_set, limits, memo, longest)
     finally:
         memo.release()
 
 
 def _generate(decomp: Decomposition, registers: Sequence[str], input_register: str,
-              op_set: str, limits: Limits, memo: Memo) -> list[Instr]:
-    try:
-        best: list[Instr] | None = _joint(decomp, registers, input_register, op_set, limits,
-                                          memo)
-    except RegisterPressureError:
-        best = None
+              op_set: str, limits: Limits, memo: Memo,
+              longest: int | None) -> list[Instr] | None:
+    best = _joint(decomp, registers, input_register, op_set, limits, memo, longest)
     joined = None
     if best is None or limits.in_sequence:
-        joined = _in_sequence(decomp, registers, input_register, op_set, limits, memo)
+        bound = longest if best is None else len(best)
+        joined = _in_sequence(decomp, registers, input_register, op_set, limits, memo, bound)
     if joined is not None and (best is None or _score(joined) < _score(best)):
         _verify(joined, decomp, input_register, op_set, registers)
         best = joined
-    if best is None:
+    if best is None and longest is None:
         raise pressure_error(decomp, registers, op_set)
     return best
 
 
 def _joint(decomp: Decomposition, registers: Sequence[str], input_register: str, op_set: str,
-           limits: Limits, memo: Memo) -> list[Instr]:
-    """`generate` without `_in_sequence`: all outputs by one search (one stage of a sequence)."""
-    budget = Budget(limits)
+           limits: Limits, memo: Memo, longest: int | None = None) -> list[Instr] | None:
+    """`generate` without `_in_sequence`: all outputs by one search (one stage of a sequence);
+    None where nothing (within `longest`, if given) was found."""
+    budget = Budget(limits, longest)
     best: list[Instr] | None = None
     for program in _candidates(decomp, registers, input_register, op_set, limits, budget,
                                memo):
         if best is None or _score(program) < _score(best):
             best = program
-    if best is None:
-        raise pressure_error(decomp, registers, op_set)
-    _verify(best, decomp, input_register, op_set, registers)
+    if best is not None:
+        _verify(best, decomp, input_register, op_set, registers)
     return best
 
 
 def _candidates(decomp, registers, input_register, op_set, limits, budget, memo):
     """The best allocatable program of each inlining policy (the search's, else the fallback
-    schedule's; once the budget is spent and one program exists, the rest are skipped)."""
+    schedule's; once the budget is spent and one program exists, the rest are skipped), each
+    within `budget.longest`, which falls to each program's length as it is found (a later
+    policy is only worth a program at least as short)."""
     seen = set()
     found = False
     for cap in INLINE_CAPS:
@@ -117,22 +122,28 @@ def _candidates(decomp, registers, input_register, op_set, limits, budget, memo)
         seen.add(net)
         schedules = search(net, len(registers), op_set, limits, input_register, budget, memo)
         for schedule in [*schedules, *_fallbacks(net, op_set)]:
+            if not budget.within(schedule.cost):
+                continue  # allocation never shortens a schedule
             program = allocate(schedule, registers, input_register)
             if program is not None:
-                found = True
-                yield program
+                if budget.within(len(program)):
+                    found = True
+                    budget.tighten(len(program))
+                    yield program
                 break
 
 
 def _in_sequence(decomp: Decomposition, registers: Sequence[str], input_register: str,
-                 op_set: str, limits: Limits, memo: Memo | None = None) -> list[Instr] | None:
+                 op_set: str, limits: Limits, memo: Memo | None = None,
+                 longest: int | None = None) -> list[Instr] | None:
     """The outputs one after another, each by its own program (None for fewer than two outputs,
     or when a stage does not fit): a filter's program is then never longer than its outputs'
     programs concatenated, whatever register pressure does to the joint search.
 
     Each stage computes one output (its part of the DAG only) into its register, keeping the
     input in its register and the outputs made so far in theirs, so its budget is the registers
-    not yet holding an output; the output that goes to the input's register comes last.
+    not yet holding an output; the output that goes to the input's register comes last. With
+    `longest`, each stage is bounded by what the earlier ones left of it (None past it).
     """
     outputs = dict(decomp.outputs)
     if len(outputs) < 2:
@@ -145,10 +156,13 @@ def _in_sequence(decomp: Decomposition, registers: Sequence[str], input_register
         keep = () if reg == input_register else ((input_register, 0),)
         stage = Decomposition(decomp.values, ((reg, outputs[reg]), *keep))
         free = [r for r in registers if r not in done]
-        try:
-            program += _joint(stage, free, input_register, op_set, limits, memo)
-        except RegisterPressureError:
+        left = None if longest is None else longest - len(program)
+        if left is not None and left < 0:
             return None
+        part = _joint(stage, free, input_register, op_set, limits, memo, left)
+        if part is None:
+            return None
+        program += part
         done.append(reg)
     return program
 

@@ -63,11 +63,28 @@ ones; outputs in sequence only when the joint search finds nothing."""
 
 
 class Budget:
-    """Expansions and wall-clock time shared by the searches of one `generate` call."""
+    """Expansions and wall-clock time shared by the searches of one `generate` call, and the
+    longest program worth finding (`longest`).
 
-    def __init__(self, limits: Limits):
+    `longest` (None: any length) is the caller's bound: a program longer than it cannot win
+    (another candidate already has one that short), so every search of the call stops at the
+    first level of the beam beyond it and drops states whose lower bound passes it. Once the
+    call itself finds a program, `longest` falls to that program's length. The bound is a
+    count, like every other one: the result stays deterministic."""
+
+    def __init__(self, limits: Limits, longest: int | None = None):
         self.left = limits.total_expansions
         self.deadline = None if limits.seconds is None else time.monotonic() + limits.seconds
+        self.longest = longest
+
+    def tighten(self, length: int) -> None:
+        """A program of `length` instructions is found: longer ones are no longer worth it."""
+        if self.longest is None or length < self.longest:
+            self.longest = length
+
+    def within(self, length: int) -> bool:
+        """Whether a program (or schedule) of `length` instructions is worth keeping."""
+        return self.longest is None or length <= self.longest
 
     def spent(self) -> bool:
         late = self.deadline is not None and time.monotonic() > self.deadline

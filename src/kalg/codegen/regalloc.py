@@ -126,6 +126,9 @@ class _Allocator:
         self.start = {0: input_register}
         self.tries = 0
         self.where: dict[int, str] = {}
+        self.failed: set[tuple[int, tuple[tuple[int, str], ...]]] = set()
+        """(operation, live values' registers) from which no assignment exists: the rest of
+        the search depends on nothing else, so such a state is not searched twice."""
 
     def run(self) -> list[Instr] | None:
         # The search recurses once per operation: a long schedule (hundreds of operations, e.g.
@@ -150,10 +153,15 @@ class _Allocator:
             return None
         op = self.ops[i]
         live = {v: r for v, r in reg_of.items() if self.last.get(v, -1) >= i}
+        state = (i, tuple(sorted(live.items())))
+        if state in self.failed:
+            return None
         for instrs, assigned in self._choices(i, op, live):
             rest = self._dfs(i + 1, {**live, **assigned})
             if rest is not None:
                 return instrs + rest
+        if self.tries <= BACKTRACK_LIMIT:  # searched to the end, not cut off
+            self.failed.add(state)
         return None
 
     def _free(self, i: int, live: dict[int, str], keep: set[int] = frozenset()) -> list[str]:

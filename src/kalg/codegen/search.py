@@ -68,24 +68,31 @@ def search(net: Network, registers: int, op_set: str, limits: Limits,
     (`Focus.TOP`); where that finds nothing, again letting any goal be undone (`Focus.ANY`); if
     still nothing, a register-frugal search that finishes each operand first (`Focus.NEWEST`).
     `memo` shares moves and rankings with other searches of the same network (same result).
+    With `budget.longest` set, only schedules of at most that cost are returned, and each
+    search stops where the rest of its beam cannot be that short (`Budget.longest`); a search
+    that reached the bound counts as having found something (the fallback foci are for
+    networks where the first finds no schedule of any length).
     """
     budget = budget or Budget(limits)
     memo = memo or Memo()
     found: list[Schedule] = []
+    reached = False
     plan = [(w, f) for w in limits.portfolio if not w.self_difference
             for f in (Focus.TOP, Focus.ANY)]
     plan.append((Weights(pressure=4.0, size=1.0), Focus.NEWEST))
     for weights, focus in plan:
-        if budget.spent() or (found and focus is not Focus.TOP):
+        if budget.spent() or ((found or reached) and focus is not Focus.TOP):
             continue
         scorer = memo.scorer(net, op_set, weights)
         run = _Search(scorer, registers, limits, input_register, focus, budget)
         found += run.run()
+        reached = reached or run.beyond
     # Rankings that only add candidates run last, on a budget of their own (one search's
     # expansions): they never take search from the others, so they never lengthen a program.
     for weights in limits.portfolio:
         if weights.self_difference:
-            own = Budget(replace(limits, total_expansions=limits.expansions // 3))
+            own = Budget(replace(limits, total_expansions=limits.expansions // 3),
+                         budget.longest)
             scorer = memo.scorer(net, op_set, weights)
             found += _Search(scorer, registers, limits, input_register, Focus.TOP, own).run()
     return sorted(found, key=lambda s: s.cost)
@@ -226,6 +233,13 @@ class _Search:
         self.expanded = 0
         self.focus = focus
         self.budget = budget
+        self.longest = budget.longest
+        """No schedule costing more is worth finding (None: any): see `Budget.longest`."""
+        self.beyond = False
+        """Whether the search ended at the bound rather than at its expansion cap: a level, a
+        schedule, or (its beam emptied) the lower bound of a state beyond `longest`."""
+        self.pruned = False
+        """Whether a state was dropped because its lower bound passed `longest`."""
 
     def run(self) -> list[Schedule]:
         start = self._start()
@@ -233,6 +247,9 @@ class _Search:
             return []
         if _done(start.bag):
             return [Schedule((), self.outputs)]
+        if self._hopeless(start):
+            self.beyond = True
+            return []
         levels: dict[int, list[_State]] = {0: [start]}
         g = 0
         self.cap = self.limits.expansions
@@ -241,7 +258,11 @@ class _Search:
             if self._enough(g):
                 break
             self._expand_level(self._select(levels.pop(g)), levels)
+        if not levels and self.pruned:
+            self.beyond = True
         done = sorted(self.found, key=lambda s: s.g)[: self.limits.solutions]
+        if self.longest is not None:
+            done = [s for s in done if s.g <= self.longest]
         return [Schedule(tuple(s.steps()), self.outputs) for s in done]
 
     def _extend(self, start: _State) -> bool:
@@ -264,7 +285,11 @@ class _Search:
         return True
 
     def _enough(self, g: int) -> bool:
-        """Once a schedule is found, deeper levels can only hold longer ones."""
+        """Once a schedule is found, deeper levels can only hold longer ones; nor can a level
+        beyond `longest` lead to a schedule within it."""
+        if self.longest is not None and g > self.longest:
+            self.beyond = True
+            return True
         if not self.found:
             return False
         return self.budget.spent() or g >= min(s.g for s in self.found)
@@ -330,6 +355,8 @@ class _Search:
             facts = child.facts
             if facts.done:
                 self.found.append(child)
+                if self.longest is not None and child.g > self.longest:
+                    self.beyond = True
                 continue
             kid = facts.kid
             if self.best_g.get(kid, child.g + 1) <= child.g:
@@ -385,12 +412,24 @@ class _Search:
         return goals
 
     def _hopeless(self, child: _State) -> bool:
-        if not self.found:
+        """Whether the state's lower bound says it cannot beat a schedule found, nor end
+        within `longest`."""
+        if self.found:
+            limit = min(s.g for s in self.found)
+        elif self.longest is None:
             return False
+        else:
+            limit = self.longest + 1
+        if self.longest is not None:
+            limit = min(limit, self.longest + 1)
         facts = child.facts
         if facts.lower is None:
             facts.lower = self.est.lower_bound(facts.bag)
-        return child.g + facts.lower >= min(s.g for s in self.found)
+        if child.g + facts.lower < limit:
+            return False
+        if self.longest is not None and child.g + facts.lower > self.longest:
+            self.pruned = True
+        return True
 
     def _after(self, bag: Bag, move: Move) -> tuple[_Facts, int, bool]:
         """The bag before `move`'s step (its `_Facts`), the registers the step needs, and
