@@ -1,4 +1,11 @@
-"""Shared pytest options."""
+"""Shared pytest options, and the process settings the `kalg` command makes too."""
+
+import os
+
+# As `kalg.cli` does for the command: numpy's OpenBLAS starts no thread of its own, so
+# `kalg.workers` may fork this process (it runs every job in-process while another thread
+# exists), and the tests see the process layout a user's compile has.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def pytest_addoption(parser):
