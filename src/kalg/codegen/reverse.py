@@ -19,7 +19,7 @@ that makes g reads:
 A child that is already in the bag is not made again: that is the sharing. The bag must fit
 the registers at every step (it *is* the live set), so register pressure limits which
 sharing is taken. A bag of bases only ends the search; the program is the steps reversed,
-after the halvings. The beam keeps, after each step, the `BEAM` bags of lowest estimate (the
+after the halvings. The beam keeps, after each step, the bags of lowest estimate (the
 atoms still to add, the distinct shifted offsets still to reach); every search is bounded by
 counts (steps, beam, children per bag) and deterministic.
 
@@ -43,10 +43,11 @@ registers with room to share, and the work grows with the bag)."""
 MAX_TAPS = 27
 """Filters with more non-zero taps in all get no program here (the search was measured on as
 many as three 3x3 kernels)."""
-BEAMS = (24, 96)
-"""Beam widths tried (each a full search; the shortest program wins)."""
-MAX_CHILDREN = 48
-"""Children of one bag kept for ranking (the lowest estimates)."""
+SEARCHES = ((96, (2, 0)), (200, (2, 0)), (96, (3, 0)))
+"""(beam width, crowding estimate `_crowding`) of each search tried; the shortest program wins."""
+MAX_CHILDREN = 400
+"""Children of one bag kept for ranking (the lowest estimates): measured, a cap of 48 lost
+the best bags (f2_0: 36 against 31 with no cap)."""
 MAX_STEPS = 90
 """Steps (instructions after the halvings) at most."""
 
@@ -71,8 +72,8 @@ def reverse_program(outputs: Mapping[str, Kernel], registers: Sequence[str],
     if len(set(goals.values())) < len(goals) or any(_is_base(g, m) for g in goals.values()):
         return None
     best: list[Instr] | None = None
-    for width in BEAMS:
-        for program in _search(goals, m, registers, input_register, width):
+    for width, crowd in SEARCHES:
+        for program in _search(goals, m, registers, input_register, width, crowd):
             if best is None or len(program) < len(best):
                 best = program
     return best
@@ -99,17 +100,18 @@ class _State:
 
 
 def _search(goals: dict[str, Goal], m: int, registers: Sequence[str], input_register: str,
-            width: int):
+            width: int, crowd: tuple[int, int]):
     """The programs of the bags of bases reached, beam `width`, in order found."""
     start = _State({g: ("out", r) for r, g in goals.items()}, (), 0, 0)
-    start.score = _estimate(start.bag, m)
+    memo: dict = {}
+    start.score = _estimate(start.bag, m, memo)
     beam = [start]
     best = None
     for _ in range(MAX_STEPS):
         children: list[tuple] = []
         seen: set = set()
         for parent in beam:
-            for child in _children(parent, m, len(registers)):
+            for child in _children(parent, m, len(registers), memo, crowd):
                 key = frozenset(child.bag)
                 if key in seen:
                     continue
@@ -129,15 +131,13 @@ def _search(goals: dict[str, Goal], m: int, registers: Sequence[str], input_regi
         beam = [c[2] for c in children[:width]]
 
 
-CROWD = (2, 0)
-"""Estimate added for a bag that fills the registers, and for one a register short of that."""
-
-
-def _crowding(size: int, registers: int) -> int:
-    """A bag that fills the registers leaves no room for a split of two new parts."""
+def _crowding(size: int, registers: int, crowd: tuple[int, int]) -> int:
+    """`crowd`: the estimate added for a bag that fills the registers (it leaves no room for
+    a split into two new parts, a dead end the beam should not fill up with), and for one a
+    register short of that."""
     if size >= registers:
-        return CROWD[0]
-    return CROWD[1] if size == registers - 1 else 0
+        return crowd[0]
+    return crowd[1] if size == registers - 1 else 0
 
 
 def _lower(bag: dict) -> int:
@@ -145,55 +145,69 @@ def _lower(bag: dict) -> int:
     return sum(1 for g in bag if len(g) > 1 or g[0][:2] != (0, 0))
 
 
-def _estimate(bag: dict, m: int) -> int:
+def _estimate(bag: dict, m: int, memo: dict) -> int:
     """Steps still needed, estimated: the atoms of each goal to add together (binary digits
     of the coefficients) and one move per shifted offset still present."""
     adds, offsets = 0, set()
     for g in bag:
-        if _is_base(g, m):
-            continue
-        adds += sum(bin(abs(c)).count("1") for _, _, c in g) - 1
-        offsets.update((x, y) for x, y, _ in g if (x, y) != (0, 0))
-        if all(c < 0 for _, _, c in g):
-            adds += 1
+        if (part := memo.get(g)) is None:
+            part = memo[g] = _goal_estimate(g, m)
+        adds += part[0]
+        offsets |= part[1]
     return adds + len(offsets)
+
+
+def _goal_estimate(g: Goal, m: int) -> tuple[int, frozenset]:
+    """(additions, shifted offsets) of one goal for `_estimate`."""
+    if _is_base(g, m):
+        return 0, frozenset()
+    adds = sum(bin(abs(c)).count("1") for _, _, c in g) - 1 + all(c < 0 for _, _, c in g)
+    return adds, frozenset((x, y) for x, y, _ in g if (x, y) != (0, 0))
 
 
 # ---------------------------------------------------------------------- the children
 
-def _children(state: _State, m: int, registers: int) -> list[_State]:
+def _children(state: _State, m: int, registers: int, memo: dict,
+              crowd: tuple[int, int]) -> list[_State]:
     """The bags one step back from `state` within `registers`, lowest estimate first (at
-    most `MAX_CHILDREN`), deterministic."""
+    most `MAX_CHILDREN`), deterministic. `memo`: splits and estimates by goal(s)."""
     out: list[_State] = []
     for g in sorted(state.bag):
         if _is_base(g, m):
             continue
-        for op, parts, extra in _splits(g, state.bag, m):
+        for op, parts, extra in _splits(g, state.bag, m, memo):
             child = _step(state, g, op, parts, extra, registers)
             if child is not None:
-                child.score = _estimate(child.bag, m) + _crowding(len(child.bag), registers)
+                child.score = (_estimate(child.bag, m, memo)
+                               + _crowding(len(child.bag), registers, crowd))
                 out.append(child)
     order = sorted(range(len(out)), key=lambda i: (out[i].score, i))
     return [out[i] for i in order[:MAX_CHILDREN]]
 
 
-def _splits(g: Goal, bag: dict, m: int):
+def _splits(g: Goal, bag: dict, m: int, memo: dict) -> list[tuple]:
     """(op, operand goals, move direction) for each way to make g from one step back."""
     if len(g) == 1 and g[0][:2] == (0, 0):
-        yield _at_origin(g[0][2], m)
-        return
+        return [_at_origin(g[0][2], m)]
+    found = []
     if all(c < 0 for _, _, c in g):
-        yield "neg", (_scale(g, -1),), None
+        found.append(("neg", (_scale(g, -1),), None))
     # moves: g = S^s g', toward the origin or onto a goal of the bag
     for s, direction in _STEPS.items():
         moved = _shift(g, (-s[0], -s[1]))
         if moved in bag or _distance(moved) < _distance(g):
-            yield "movx", (moved,), direction
-    gd = {(x, y): c for x, y, c in g}
+            found.append(("movx", (moved,), direction))
     seen: set = set()
-    for h in sorted(bag):
-        yield from _with_goal(g, gd, h, seen)
-    yield from _parts(g, gd, seen)
+    for key in [(g, h) for h in sorted(bag)] + [(g,)]:
+        if (some := memo.get(key)) is None:
+            gd = {(x, y): c for x, y, c in g}
+            some = memo[key] = list(_with_goal(g, gd, key[1]) if len(key) == 2
+                                    else _parts(g, gd))
+        for split in some:
+            if split not in seen:
+                seen.add(split)
+                found.append(split)
+    return found
 
 
 def _at_origin(c: int, m: int) -> tuple:
@@ -204,7 +218,7 @@ def _at_origin(c: int, m: int) -> tuple:
     return "add", (((0, 0, top),), ((0, 0, c - top),)), None
 
 
-def _with_goal(g: Goal, gd: dict, h: Goal, seen: set):
+def _with_goal(g: Goal, gd: dict, h: Goal):
     """g = r ± S^d h (a goal of the bag reused, shifted or not), and g = c + (g - c) where
     c is the common part of g and S^d h (with h = g: of g and its own shift), every d that
     lines up an offset of h with one of g."""
@@ -215,37 +229,32 @@ def _with_goal(g: Goal, gd: dict, h: Goal, seen: set):
             for sign in (1, -1):
                 rest = _minus(gd, hs, sign)
                 if rest is not None:
-                    yield from _pair("add" if sign > 0 else "sub", _goal(hs), rest, seen)
+                    yield from _pair("add" if sign > 0 else "sub", _goal(hs), rest)
         common = _common(gd, hs)
         if common is not None and (h != g or d != (0, 0)):
             rest = _goal({p: gd[p] - common.get(p, 0) for p in gd})
-            yield from _pair("add", _goal(common), rest, seen)
+            yield from _pair("add", _goal(common), rest)
 
 
-def _parts(g: Goal, gd: dict, seen: set):
+def _parts(g: Goal, gd: dict):
     """g as one atom (the top bit of one coefficient) and the rest, and as its lowest bit
     plane and the rest."""
     for p, c in sorted(gd.items()):
         top = (1 << (abs(c).bit_length() - 1)) * (1 if c > 0 else -1)
         rest = dict(gd)
         rest[p] = c - top
-        yield from _pair("add" if top > 0 else "sub", ((p[0], p[1], abs(top)),), _goal(rest),
-                         seen)
+        yield from _pair("add" if top > 0 else "sub", ((p[0], p[1], abs(top)),), _goal(rest))
     low = {p: (1 if c > 0 else -1) for p, c in gd.items() if c % 2}
     if low and _goal(low) != g:
         rest = _goal({p: c - low.get(p, 0) for p, c in gd.items()})
-        yield from _pair("add", _goal(low), rest, seen)
+        yield from _pair("add", _goal(low), rest)
 
 
-def _pair(op: str, a: Goal, rest: Goal, seen: set):
+def _pair(op: str, a: Goal, rest: Goal):
     """The split g = rest ± a (sub: rest - a), once, where both parts are non-empty and
     different (add needs two different registers)."""
     if not a or not rest or a == rest:
         return
-    key = (op, a, rest)
-    if key in seen:
-        return
-    seen.add(key)
     if op == "sub":
         yield "sub", (rest, a), None
     else:
