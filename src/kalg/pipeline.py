@@ -946,6 +946,7 @@ _FILTER_NOTE = (f"not run (more than {JOINT_OUTPUTS} outputs: the joint decompos
 
 MATRIX = "shared matrix"
 CSE = "shared shifted sums"
+REVERSE = "outputs built backwards"
 ONE_AT_A_TIME = "outputs one at a time"
 LAST_IN_PLACE = "last output in place"
 
@@ -1061,6 +1062,9 @@ def _filter_programs(found: tuple[list[Instr], str] | None, outputs: dict,
     if len(outputs) > 1 and ops == "basic" and (
             cse := codegen.cse_filter(outputs, registers, input_register, ops)) is not None:
         programs.append((cse, CSE))
+    if len(outputs) > 1 and (
+            back := codegen.reverse_filter(outputs, registers, input_register, ops)) is not None:
+        programs.append((back, REVERSE))
     bound = min((len(p) for p, _ in programs), default=None)
     if len(outputs) > 1 and (seq := _one_at_a_time(outputs, registers, input_register, ops,
                                                      settings, bound, deadline)) is not None:

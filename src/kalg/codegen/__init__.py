@@ -34,6 +34,7 @@ from kalg.codegen.limits import QUICK, Budget, Limits
 from kalg.codegen.matrix import matrix_program
 from kalg.codegen.memo import Memo, collector_paused
 from kalg.codegen.regalloc import allocate
+from kalg.codegen.reverse import reverse_program
 from kalg.codegen.search import search
 from kalg.codegen.sequential import sequential
 from kalg.decomp import Decomposition, Op
@@ -42,7 +43,8 @@ from kalg.scamp5.isa import OP_SETS, Instr, bus_steps, op_set_violation
 from kalg.scamp5.symbolic import initial_state, step, verify_exact, verify_exact_channels
 
 __all__ = ["QUICK", "Limits", "Memo", "collector_paused", "cse_filter", "factor_chain",
-           "full_filter", "generate", "matrix_channels", "matrix_filter", "pressure_error"]
+           "full_filter", "generate", "matrix_channels", "matrix_filter", "pressure_error",
+           "reverse_filter"]
 
 INLINE_CAPS = (0, 4, 8)
 """Inlining policies tried (see `network.normalise`): 0 keeps the decomposition's structure."""
@@ -294,6 +296,21 @@ def cse_filter(outputs, registers: Sequence[str], input_register: str,
     once, with shifted partial sums shared across outputs (`cse.cse_program`), verified
     exactly; None where that construction finds no program."""
     program = cse_program(outputs, registers, input_register, op_set)
+    if program is None:
+        return None
+    _verify_program(program, outputs, input_register, op_set, registers)
+    return program
+
+
+def reverse_filter(outputs, registers: Sequence[str], input_register: str,
+                   op_set: str) -> list[Instr] | None:
+    """The filter `outputs` (register → Kernel) built backwards from its outputs over the
+    input divided once, reusing partial sums and shifted copies across outputs
+    (`reverse.reverse_program`, op set basic only), verified exactly; None where that search
+    finds no program or the op set is not basic."""
+    if op_set != "basic":
+        return None
+    program = reverse_program(outputs, registers, input_register)
     if program is None:
         return None
     _verify_program(program, outputs, input_register, op_set, registers)
