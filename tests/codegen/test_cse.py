@@ -8,7 +8,7 @@ from fractions import Fraction
 import pytest
 
 from kalg import codegen
-from kalg.codegen import cse
+from kalg.codegen import cse, virtual
 from kalg.diagnostics import VerificationError
 from kalg.frontend import load_text
 from kalg.kernel import Kernel
@@ -58,7 +58,7 @@ def test_shared_partial_sums_make_it_shorter_than_no_sharing():
     targets = {"A": a, "B": b}
     program = codegen.cse_filter(targets, REGISTERS, "A", "basic")
     verify_exact(program, targets, "A")
-    m, columns = cse._integer_matrix(targets)
+    m, columns = virtual.integer_matrix(targets)
     plain = next(cse._plans(columns, m, m, False, REGISTERS, "A", "basic"))  # no extraction
     assert len(program) < len(plain)
 

@@ -25,7 +25,7 @@ counts (steps, beam, children per bag) and deterministic.
 
 **Registers.** A beam is not monotone in the registers (a register more lets other bags into
 it), so `reverse_program` returns the shortest program over register *rungs* (the outputs'
-and the input's registers and the first j others, `cse._rungs`): a larger file has every rung
+and the input's registers and the first j others, `virtual.rungs`): a larger file has every rung
 of a smaller one, so more registers never give a longer program.
 
 `reverse_program` does not verify: the caller (`codegen.reverse_filter`) verifies exactly.
@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from kalg.codegen.cse import _allocate, _integer_matrix, _rungs
+from kalg.codegen.virtual import allocate, integer_matrix, rungs
 from kalg.kernel import Kernel
 from kalg.scamp5.isa import Dir, Instr
 
@@ -70,7 +70,7 @@ def reverse_program(outputs: Mapping[str, Kernel], registers: Sequence[str],
     if len(outputs) > MAX_OUTPUTS or sum(
             c != 0 for k in outputs.values() for c in k.taps.values()) > MAX_TAPS:
         return None
-    scaled = _integer_matrix(outputs)
+    scaled = integer_matrix(outputs)
     if scaled is None:
         return None
     m, columns = scaled
@@ -81,7 +81,7 @@ def reverse_program(outputs: Mapping[str, Kernel], registers: Sequence[str],
     best: list[Instr] | None = None
     memo: dict = {}
     searches = SEARCHES if len(goals) <= 2 else SEARCHES[:1]
-    for rung in _rungs(registers, columns, input_register):
+    for rung in rungs(registers, columns, input_register):
         for width, crowd in searches:
             for program in _search(goals, m, rung, input_register, width, crowd, memo):
                 if best is None or len(program) < len(best):
@@ -352,5 +352,5 @@ def _program(state: _State, goals: dict[str, Goal], m: int, registers: Sequence[
                     for op, d, srcs, extra in code]
     written = {d: i for i, (_, d, _, _) in enumerate(code)}
     order = sorted(goals, key=lambda r: written[("out", r)])
-    return (_allocate(code, order, registers, input_register, False)
-            or _allocate(code, order, registers, input_register, True))
+    return (allocate(code, order, registers, input_register, False)
+            or allocate(code, order, registers, input_register, True))
