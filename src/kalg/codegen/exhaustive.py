@@ -418,18 +418,17 @@ class _Search:
         need = self._needed(regs) if left == 2 else None
         # Three left: a one-result instruction writing w leads nowhere if no two instructions
         # make the target even from the values held now and w (decided once per value w).
-        held = [self._small(v) for v in regs if v >= 0]
         defined = sum(1 << k for k, v in enumerate(regs) if v >= 0)
         order, singles, halving = self._plan(defined, free)
-        dropped = self._dropped(regs, held, singles, halving) if left == 3 else ()
+        dropped = self._dropped(regs, singles, halving) if left == 3 else ()
         for k in order:
             if k in dropped:
                 continue
             template = self.templates[k]
             _, reads, writes = template
             values = self.values[k]
-            if need is not None and len(values) == 1 and self._hopeless(
-                    value_of(values[0], regs), need, None, held):
+            if need is not None and len(values) == 1 and self._unneeded(
+                    value_of(values[0], regs), need):
                 continue
             new = list(regs)
             zero = False
@@ -478,7 +477,7 @@ class _Search:
             found = self.plans[defined] = (order, singles, halving)
         return found
 
-    def _dropped(self, regs: list[int], held: list[int], singles: np.ndarray,
+    def _dropped(self, regs: list[int], singles: np.ndarray,
                  halving: dict[int, list[int]]) -> set[int]:
         """Three left: the one-result templates whose value w leaves no two instructions that
         make the target even from the values held and w (`TwoStep`, decided once per print
@@ -489,6 +488,7 @@ class _Search:
         for k, v in enumerate(regs):
             if v >= 0:
                 prints[k] = self._small(v)
+        held = [int(prints[k]) for k, v in enumerate(regs) if v >= 0]
         dropped: set[int] = set()
         if len(singles):
             coef, src = self.coef[singles], self.src[singles]
@@ -507,21 +507,10 @@ class _Search:
         self._tick(len(dropped))
         return dropped
 
-    def _hopeless(self, value: int, need: set[int] | None, seen: dict[int, bool] | None,
-                  held: list[int]) -> bool:
-        """Whether a one-result instruction writing `value` cannot be on a shortest path:
-        with three left (`seen`), no two instructions make the target from the values held and
-        `value` (a superset of the child's values: a False holds for the child too); with two
-        left (`need`), the last instruction cannot read it to make the target."""
-        if seen is not None:
-            ok = seen.get(value)
-            if ok is None:
-                ok = seen[value] = self.two.possible([*held, self._small(value)])
-            if not ok:
-                self._tick()  # pruned here, still counted: nodes measure the work
-                return True
-        return need is not None and self.pool.prints[value] not in need \
-            and value != self.target
+    def _unneeded(self, value: int, need: set[int]) -> bool:
+        """Two left: whether the last instruction cannot read `value` to make the target (its
+        print is not among the values `need` holds, and it is not the target itself)."""
+        return self.pool.prints[value] not in need and value != self.target
 
     def _usable(self, defined: int) -> list[int]:
         """Indices of the templates that read only registers in the bit mask `defined`."""

@@ -80,7 +80,6 @@ class _Table:
         table = np.append((self.array[:, None] * values[None, :] % P).ravel(), 0)
         return rows, (table[cols[0]] + table[cols[1]] + table[cols[2]]) % P
 
-
     def _with_gathers(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """For n held values and one more value w (index n): the source choices that read w at
         least once, as (row of each, (3, results) positions of the terms not reading w in the
@@ -157,16 +156,23 @@ class TwoStep:
         return found
 
     def _possible(self, values: np.ndarray) -> bool:
-        t = self.target
+        return self._held(values)[0]
+
+    def _held(self, values: np.ndarray) -> tuple[bool, np.ndarray, np.ndarray]:
+        """(`possible` of the held values alone, the sorted values one instruction makes from
+        them, the values the last instruction needs from them); the arrays are empty where the
+        answer comes before they are computed."""
+        t, empty = self.target, np.zeros(0, dtype=np.int64)
         if self.zero_rest and t == 0:
-            return True
+            return True, empty, empty
         if self.rest.rows and (self.rest.evaluate(values)[1] == t).any():
-            return True
+            return True, empty, empty
         one = np.sort(self.first.evaluate(values)[1])
         rows, parts = self.need.evaluate(values)
         needed = (self.bases[rows] - parts) % P
         at = np.minimum(np.searchsorted(one, needed), len(one) - 1)
-        return bool((one[at] == needed).any() or one[np.searchsorted(one, t) % len(one)] == t)
+        hit = bool((one[at] == needed).any() or one[np.searchsorted(one, t) % len(one)] == t)
+        return hit, one, needed
 
     def possible_with(self, held: Sequence[int], extra: Sequence[int]) -> np.ndarray:
         """`possible([*held, w])` for every print w of `extra`, as a boolean array: the same
@@ -182,14 +188,13 @@ class TwoStep:
             return np.ones(m, dtype=bool)
         values = np.array(sorted(set(held)), dtype=np.int64)
         ws = np.array(extra, dtype=np.int64)
-        if self._possible(values):
+        hit, one, needed = self._held(values)
+        if hit:
             return np.ones(m, dtype=bool)
+        needed = np.sort(needed)
         found = np.zeros(m, dtype=bool)
         if self.rest.rows:
             found |= (self.rest.evaluate_with(values, ws)[1] == t).any(axis=1)
-        one = np.unique(self.first.evaluate(values)[1])
-        rows, parts = self.need.evaluate(values)
-        needed = np.unique((self.bases[rows] - parts) % P)
         _, one_w = self.first.evaluate_with(values, ws)
         rows_w, parts_w = self.need.evaluate_with(values, ws)
         needed_w = (self.bases[rows_w][None, :] - parts_w) % P
