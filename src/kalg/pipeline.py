@@ -1028,9 +1028,9 @@ def _joint_may_win(candidates: dict[str, Decomposition], registers: tuple[str, .
     probe."""
     usable = dict(enumerate(dict.fromkeys(portfolio.searchable(candidates).values())))
     fits = False
-    for _, decomposition in sorted(usable.items(), key=lambda c: (len(c[1].live()), c[0])):
+    for _, key in portfolio.screen_order(usable):
         try:
-            program = portfolio.generate_within(decomposition, registers, input_register, ops,
+            program = portfolio.generate_within(usable[key], registers, input_register, ops,
                                                 SCREEN, deadline)
         except RegisterPressureError:
             continue

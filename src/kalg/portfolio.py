@@ -264,8 +264,8 @@ def _rung(usable: dict[str, Decomposition], registers: tuple[str, ...], input_re
     return min(found, key=lambda f: f[0])
 
 
-def screen_order(usable: dict[str, Decomposition]) -> list[tuple[int, str]]:
-    """The candidates (their place in `usable`, their name) in the order they are screened:
+def screen_order[K](usable: dict[K, Decomposition]) -> list[tuple[int, K]]:
+    """The candidates (their place in `usable`, their key) in the order they are screened:
     fewest live values first (the cheap searches, and the usual winners, set the bound the
     large ones are then searched within), ties in `usable`'s order."""
     return sorted(enumerate(usable), key=lambda c: (len(usable[c[1]].live()), c[0]))

@@ -58,7 +58,8 @@ the best bags (f2_0: 36 against 31 with no cap)."""
 MAX_STEPS = 90
 """Steps (instructions after the halvings) at most."""
 
-_STEPS = {(1, 0): Dir.EAST, (-1, 0): Dir.WEST, (0, 1): Dir.NORTH, (0, -1): Dir.SOUTH}
+_STEPS = {d.vector: d for d in (Dir.EAST, Dir.WEST, Dir.NORTH, Dir.SOUTH)}
+"""One step in each direction, in the order the moves are tried (deterministic)."""
 
 
 def reverse_program(outputs: Mapping[str, Kernel], registers: Sequence[str],

@@ -55,7 +55,7 @@ its source, which is also never the destination)."""
 
 
 def allocate(code: list[tuple], order: list[str], registers: Sequence[str],
-              input_register: str, loose: bool) -> list[Instr] | None:
+             input_register: str, loose: bool) -> list[Instr] | None:
     """Physical registers by a linear scan over `code`: the input in its register from the
     start, each output's accumulator in its register (with `loose`, the last output's
     anywhere, then moved to its register: one instruction more, a register less reserved
