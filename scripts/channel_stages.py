@@ -1,6 +1,6 @@
 """SCAMP-5 programs for filters over two inputs, before and after the staged candidate
-(`pipeline._staged_program`: each (output, channel) kernel from its channel's e-graph, or the
-channels' common factor applied once to their mix): instructions and CPU seconds of the whole
+(`channel_programs._staged_program`: each (output, channel) kernel from its channel's e-graph,
+or the channels' common factor applied once to their mix): instructions and CPU seconds of the whole
 compile, with the staged candidate switched off ("before": the constant-matrix and mix
 programs only, kalg before it) and on ("after"). Every program is verified by the compile
 (exactly on every input, numerically on a random image) and checked here once more.
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-import kalg.pipeline as pipeline
+import kalg.channel_programs as channel_programs
 from kalg import codegen
 from kalg.frontend import load_text
 from kalg.pipeline import Settings, compile_text
@@ -35,8 +35,8 @@ STRUCTURED = {"gauss": "[1 2 1; 2 4 2; 1 2 1] / 16", "box": "[1 1 1; 1 1 1; 1 1 
               "laplacian": "[0 1 0; 1 -4 1; 0 1 0] / 4"}
 
 
-SHORT = {pipeline.MATRIX: "matrix", pipeline.MIXED: "one mix", pipeline.MIXES: "own mixes",
-         pipeline.STAGED: "staged"}
+SHORT = {channel_programs.MATRIX: "matrix", channel_programs.MIXED: "one mix",
+         channel_programs.MIXES: "own mixes", channel_programs.STAGED: "staged"}
 
 
 def _random(rng, divisor: int) -> str:
@@ -69,15 +69,15 @@ def _cpu() -> float:
 
 
 def _compile(source: str, ops: str, staged: bool):
-    saved = pipeline._staged_program
+    saved = channel_programs._staged_program
     if not staged:
-        pipeline._staged_program = lambda *args, **kwargs: None
+        channel_programs._staged_program = lambda *args, **kwargs: None
     try:
         start = _cpu()
         result = compile_text(source, "f.kalg", Settings(ops=ops))
         return result, _cpu() - start
     finally:
-        pipeline._staged_program = saved
+        channel_programs._staged_program = saved
 
 
 def row(name: str, source: str, ops: str) -> tuple[int, int]:

@@ -5,12 +5,12 @@
 
 For each filter of `scripts/scaling.py` (sample j: the first k kernels of
 `random_kernels(10, seed + j)`, outputs in A, B, C, ...), each output's own compile
-(`pipeline._stage`: its own e-graph and candidates, default limits) into its register with the
+(`filters._stage`: its own e-graph and candidates, default limits) into its register with the
 registers actually free: the input and the outputs already made kept, the output in the input's
 register last (it may overwrite the input), in register order. Prints, per k, how many filters
 have such a sequence (every stage fits) and its length per filter as JSON lines, so that the
 study can put "together" beside it. A filter is never longer than this sequence where it exists
-(`pipeline._one_at_a_time`).
+(`filters._one_at_a_time`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from scaling import REGISTERS, random_kernels
 
+from kalg.filters import _stage
 from kalg.kernel import Kernel
-from kalg.pipeline import Settings, _Deadline, _stage
+from kalg.pipeline import Settings
+from kalg.settings import Deadline
 
 
 def sequence(kernels, registers: tuple[str, ...]) -> tuple[int | None, str]:
@@ -37,7 +39,7 @@ def sequence(kernels, registers: tuple[str, ...]) -> tuple[int | None, str]:
     total = 0
     for reg in sorted(outputs, key=lambda r: (r == "A", registers.index(r))):
         free = tuple(r for r in registers if r not in done)
-        part = _stage(reg, outputs[reg], free, "A", "all", Settings(), _Deadline(None))
+        part = _stage(reg, outputs[reg], free, "A", "all", Settings(), Deadline(None))
         if part is None:
             return None, f"{reg} does not fit in {' '.join(free)}"
         total += len(part)

@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 
 from kalg import codegen
+from kalg.channel_programs import STAGED
 from kalg.channels import common_factor
 from kalg.frontend import load_text
 from kalg.kernel import Kernel
-from kalg.pipeline import STAGED, Settings, compile_file, compile_text
+from kalg.pipeline import Settings, compile_file, compile_text
 from kalg.scamp5.simulator import verify_numeric_channels
 from kalg.scamp5.symbolic import verify_exact_channels
 

@@ -8,9 +8,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from kalg.pipeline import Settings, _Deadline, _stage, compile_file
+from kalg.filters import _stage
+from kalg.pipeline import Settings, compile_file
 from kalg.random_kernels import random_kernels as random_weights
 from kalg.scamp5.symbolic import verify_exact
+from kalg.settings import Deadline
 
 FAST = {"time_limit": 1.0, "node_limit": 8000}
 
@@ -118,7 +120,7 @@ def test_together_is_never_longer_than_the_outputs_own_programs_in_sequence(
     sequence = 0
     for reg in sorted(outputs, key=lambda r: (r == "A", r)):
         free = tuple(r for r in registers if r not in done)
-        part = _stage(reg, outputs[reg], free, "A", "all", Settings(**FAST), _Deadline(None))
+        part = _stage(reg, outputs[reg], free, "A", "all", Settings(**FAST), Deadline(None))
         assert part is not None  # with at most three outputs on six registers every stage fits
         sequence += len(part)
         done.append(reg)
@@ -131,10 +133,10 @@ def test_three_outputs_on_eighteen_registers_skip_the_joint_ladder_far_behind_th
     # joint decomposition's ladder (two op sets, six register files), whose program was 25-55 %
     # longer than the constant-matrix program on every such filter of the study. A probe (one
     # screen on the whole register file) now decides whether the ladder runs.
-    import kalg.pipeline as pipeline
+    import kalg.filters as filters
     laddered = []
-    real = pipeline._joint_program
-    monkeypatch.setattr(pipeline, "_joint_program",
+    real = filters._joint_program
+    monkeypatch.setattr(filters, "_joint_program",
                         lambda *a, **k: laddered.append(1) or real(*a, **k))
     weights = random_weights(3, 0)
     path = write_filter(tmp_path, weights, ",".join("ABCDEFGHIJKLMNOPQR"), "scamp5_wide")
@@ -149,12 +151,12 @@ def test_six_outputs_on_six_registers_compile_no_stage_when_the_input_stage_cann
     # Regression: six outputs on six registers spent about 14 s of CPU on outputs one at a time,
     # whose last stage (the input's register, the only one left) cannot fit: that stage is now
     # compiled first, and the others not when it fails.
-    import kalg.pipeline as pipeline
+    import kalg.filters as filters
     stages = []
-    real = pipeline._stage
-    monkeypatch.setattr(pipeline, "_stage",
+    real = filters._stage
+    monkeypatch.setattr(filters, "_stage",
                         lambda reg, *a, **k: stages.append(reg) or real(reg, *a, **k))
     outputs = kernels_of(random_weights(6, 0))
-    assert pipeline._one_at_a_time(outputs, tuple("ABCDEF"), "A", "all",
+    assert filters._one_at_a_time(outputs, tuple("ABCDEF"), "A", "all",
                                    Settings(**FAST)) is None
     assert stages == ["A"]

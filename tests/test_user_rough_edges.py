@@ -236,7 +236,8 @@ def test_a_compile_loads_neither_scipy_nor_sympy_nor_egglogs_python_layer():
 
 # ----------------------------------------------------------------------------- --timeout
 def test_timeout_ends_code_generation_with_the_best_program_so_far(monkeypatch):
-    from kalg import codegen, pipeline
+    from kalg import codegen, programs
+    from kalg.settings import Deadline
 
     def slow(name, registers, input_register, ops, limits, memo=None, longest=None):
         time.sleep(0.3)
@@ -247,26 +248,27 @@ def test_timeout_ends_code_generation_with_the_best_program_so_far(monkeypatch):
             return []
 
     monkeypatch.setattr(codegen, "generate", slow)
-    monkeypatch.setattr(pipeline, "bus_steps", lambda program: 0)
+    monkeypatch.setattr(programs, "bus_steps", lambda program: 0)
     # One process: a forked worker would start the second search at once, beside the first.
     monkeypatch.setenv("KALG_WORKERS", "1")
     candidates = {n: Named(n) for n in ("first", "second")}
-    program, winner, stop = pipeline._best_program(candidates, ("A",), "A", "all",
-                                                   pipeline._Deadline(0.2))
+    program, winner, stop = programs.best_program(candidates, ("A",), "A", "all",
+                                                  Deadline(0.2))
     assert (winner, len(program)) == ("first", 9)  # the second search never started
     assert stop.startswith("--timeout 0.2 s expired during code generation")
 
 
 def test_timeout_before_any_program_is_a_clear_error(monkeypatch):
-    from kalg import pipeline
+    from kalg import programs
     from kalg.diagnostics import ResourceLimitError
+    from kalg.settings import Deadline
 
     class Named(str):
         def live(self):
             return []
 
     with pytest.raises(ResourceLimitError, match="expired before code generation found"):
-        pipeline._best_program({"a": Named("a")}, ("A",), "A", "all", pipeline._Deadline(0))
+        programs.best_program({"a": Named("a")}, ("A",), "A", "all", Deadline(0))
 
 
 def test_timeout_option_bounds_a_compile(capsys, tmp_path):

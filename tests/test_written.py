@@ -9,16 +9,18 @@ from pathlib import Path
 import pytest
 
 from kalg import frontend, portfolio
+from kalg.candidates import search_options
 from kalg.eqsat.optimize import optimize
-from kalg.pipeline import Settings, _Deadline, _options, compile_file
+from kalg.pipeline import Settings, compile_file
 from kalg.scamp5.isa import REGISTERS
+from kalg.settings import Deadline
 
 PAIRS = Path(__file__).resolve().parent / "data" / "algebra"
 
 
 def _as_written_length(path: Path) -> int:
     definition = frontend.load_file(path).definition()
-    optimized = optimize(definition.outputs, _options("all", Settings(), _Deadline(None)),
+    optimized = optimize(definition.outputs, search_options("all", Settings(), Deadline(None)),
                          definition.structure)
     assert optimized.as_written is not None, "the algebra file has no written structure"
     candidates = {ops: {"as written": optimized.as_written} for ops in ("basic", "all")}

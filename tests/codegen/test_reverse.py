@@ -11,8 +11,9 @@ import pytest
 from kalg import codegen
 from kalg.codegen import reverse
 from kalg.diagnostics import VerificationError
+from kalg.filters import REVERSE
 from kalg.kernel import Kernel
-from kalg.pipeline import REVERSE, Settings, compile_text
+from kalg.pipeline import Settings, compile_text
 from kalg.random_kernels import random_kernels
 from kalg.scamp5.isa import Add, Movx
 from kalg.scamp5.symbolic import verify_exact

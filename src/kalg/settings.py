@@ -1,0 +1,53 @@
+"""What the user asked of one compile (`Settings`), and the end of its --timeout (`Deadline`).
+
+Every stage of the pipeline reads these; they depend on nothing but the stage names.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kalg.codegen.exhaustive import NODES as EXHAUSTIVE_NODES
+from kalg.stages import Stage
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What the user asked for; None means "as the file's target block says"."""
+
+    name: str | None = None
+    ops: str | None = None
+    registers: tuple[str, ...] | None = None
+    target: str | None = None
+    """"scamp5", or "scamp5_wide" for a hypothetical register file beyond A..F (simulated)."""
+    emit: Stage = Stage.PROGRAM
+    time_limit: float = 10.0
+    node_limit: int = 30_000
+    exhaustive: bool = False
+    """Also run the exact search (`codegen.exhaustive`) for a shorter program, or a proof."""
+    exhaustive_nodes: int = EXHAUSTIVE_NODES
+    progress: Callable[[str], None] | None = None
+    input: str | None = None
+    """The register the image starts in (and a kernel's result ends in); None: the file's."""
+    timeout: float | None = None
+    """Wall-clock bound in seconds on the whole compile, code generation included; None: none.
+    When it expires during code generation the best verified program so far is the result."""
+    warn: Callable[[str], None] | None = None
+    """Receives each warning as soon as it is known (they are also in `Result.warnings`)."""
+
+
+class Deadline:
+    """The end of `--timeout`: seconds left, and whether it has passed (never, without one)."""
+
+    def __init__(self, seconds: float | None):
+        self.seconds = seconds
+        self.end = None if seconds is None else time.monotonic() + seconds
+
+    def left(self) -> float:
+        return math.inf if self.end is None else self.end - time.monotonic()
+
+    def passed(self) -> bool:
+        return self.left() <= 0
