@@ -17,10 +17,7 @@ from kalg.diagnostics import RegisterPressureError
 from kalg.scamp5.isa import Instr, bus_steps
 from kalg.settings import Deadline
 
-# The code-generation budgets (screen, refine, the narrow refine, the value cap) are the
-# portfolio's: one definition serves the portfolio's rungs and the large-kernel and filter stages.
 SCREEN, REFINE, REFINE_NARROW = portfolio.SCREEN, portfolio.REFINE, portfolio.REFINE_NARROW
-
 
 REFINED = 1
 """How many screened candidates are searched again with `REFINE`... Over both op sets of the
