@@ -35,6 +35,7 @@ from kalg.kernel import Kernel
 from kalg.scamp5.isa import (
     Add,
     Add2x,
+    Add3,
     Addx,
     Dir,
     Div,
@@ -697,8 +698,16 @@ class _Emitter:
         self.out: list[Instr] = []
 
     def run(self, events: list[tuple[Offset, Atom]]) -> list[Instr]:
+        paired: set[int] = set()
         for i, (d, (reg, sub)) in enumerate(events):
+            if i in paired:
+                continue
             nxt = events[i + 1][0] if i + 1 < len(events) else (0, 0)
+            if self.src is not None and not sub and self.fused and (
+                    (j := self._partner(events, i, paired)) is not None):
+                self._add_pair(d, reg, events[j][1][0])
+                paired.add(j)
+                continue
             if self.src is None:
                 self.t = d
                 if sub:
@@ -718,6 +727,28 @@ class _Emitter:
             self.out.append(Mov(self.y, self.src))
             self.src = self.y
         return self.out
+
+    def _partner(self, events, i: int, paired: set[int]) -> int | None:
+        """The index of an addition to make together with event i by one 3-operand add (op
+        set all): a later addition at the same offset, of another register, that is not the
+        last addition there when a move follows (that one carries the move: `addx`), so a
+        pair never costs a move instruction. None if there is none."""
+        d, (reg, _) = events[i]
+        run = [k for k in range(i + 1, len(events))
+               if events[k][0] == d and k not in paired]
+        nxt = next((events[k][0] for k in range(i + 1, len(events)) if events[k][0] != d),
+                   (0, 0))
+        adds = [k for k in run if not events[k][1][1]]
+        if nxt != d and adds:
+            adds = adds[:-1]  # the last addition here carries the move out
+        src = None if self.src == self.y else self.src
+        return next((k for k in adds
+                     if events[k][1][0] not in (reg, src, self.y) and reg != src), None)
+
+    def _add_pair(self, d: Offset, a: str, b: str) -> None:
+        self._move_to(d)
+        self.out.append(Add3(self.y, self.src, a, b))
+        self.src = self.y
 
     def _owned(self, reg: str) -> None:
         """Make src the accumulator y when it is still the pool register `reg` (x0 != x1)."""
