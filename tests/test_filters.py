@@ -83,14 +83,17 @@ def test_together_is_never_longer_than_one_at_a_time(tmp_path):
     assert len(together) <= alone
 
 
-def test_six_random_outputs_on_six_registers_compile_with_the_input_register_last(tmp_path):
+def test_six_random_outputs_on_six_registers_compile_with_one_register_made_last(tmp_path):
     # Regression: "no program found for 6 outputs in 6 registers" for every random filter.
     weights = random_weights(6, 0)
     result = compile_file(write_filter(tmp_path, weights), Settings(**FAST))
     verify_exact(result.program, kernels_of(weights), "A")
     assert result.stats["candidate"] == "last output in place"
-    last = {r: i for i, instr in enumerate(result.program) for r in instr.writes()}
-    assert last["A"] == max(last.values())
+    # the register written last (any: codegen.filling chooses it) is made in place
+    written = [set(instr.writes()) for instr in result.program]
+    (mine,) = written[-1]
+    final = max(i for i, w in enumerate(written) if w - {mine})
+    assert all(w == {mine} for w in written[final + 1:])
 
 
 def test_six_outputs_on_six_registers_compile_when_one_is_made_in_place(tmp_path):

@@ -15,9 +15,12 @@ and since the input is gone from every other register, v is a function of the in
 kept while the others were made. `last_written` searches v = ±input/2^j (the input and div's
 halvings and their negated copies), every shift d and constant integers q_i (a linear system
 with more equations, the taps, than unknowns): for random kernels there is usually no such
-output, and then it says so. Whether polynomial q_i exist is a question of ideal membership
-over Z[1/2] that kalg does not decide. v = 0 is searched too: `mov`, `neg` or `add` into L
-from the others, when K_L is an integer combination of them.
+output. v = 0 is searched too: `mov`, `neg` or `add` into L from the others, when K_L is an
+integer combination of them. Then `_combination`: q_i polynomials over the 3x3 shifts
+(45 integer unknowns, a lattice problem), v = 0 or ±s, ±2s kept in L while the others are
+made, every register as L and every shift d scanned by LLL and the cheapest built. Whether
+shorter forms exist (wider shifts, v not a pool value, two registers finished together) kalg
+does not decide; docs/scaling.md, 'One output per register', has the argument.
 """
 
 from __future__ import annotations
@@ -81,43 +84,99 @@ def _plans(rows, registers, input_register, m):
 SHIFTS = tuple((x, y) for x in (-1, 0, 1) for y in (-1, 0, 1))
 """Offsets at which the output written last reads the others in `_combination`."""
 
+KEPT_UNITS = (1, -1, 2, -2)
+"""What the register written last may keep while the others are made, in units of s (the
+input over 2^m): s and 2s, the halving chain's last values, and the negated copies that div
+makes of them (`_combination`)."""
+
+BUILT = 4
+"""How many (register, kept value, shift) choices of lowest estimated walk are built in full
+(`_combination`; a kept value the constant-matrix program cannot keep does not count)."""
+
 
 def _combination(rows, registers, ch, op_set, m) -> tuple[list[Instr], str] | None:
-    """The output written last as Σ_{j,e} q_{j,e}·S^e·K_j, integer q over the shifts
-    `SHIFTS` of the other outputs (v = 0: the register is free while they are made): the
-    shifted outputs of random kernels generate every integer kernel of their span as a
-    lattice more often than not, so such q exist, but their weights are large (each unit one
-    addition: long programs, yet programs). q from an LLL-reduced basis (`_lattice_weights`);
-    the input's register is written last where such q exist for it, else the register of
-    the fewest Σ|q|.
-    The others come from the constant-matrix program, then the last output's walk reads them
-    (`matrix._emit_output`, which writes only its own register). None if no q is found."""
+    """The output written last, L, as S^d·v + Σ_{j,e} q_{j,e}·S^e·K_j, integer q over the
+    shifts `SHIFTS` of the other outputs, where v is what L kept while they were made: 0 (L
+    free) or u·s for u in `KEPT_UNITS` (s the input over 2^m, a value of the constant-matrix
+    program's pool). The shifted outputs of random kernels generate every integer kernel of
+    their span as a lattice more often than not, so such q exist; their cost differs much
+    from one (L, u, d) to the next (each is another coset of the same lattice), so every
+    choice is scanned with LLL's weights (`_lattice_weights`, estimated by `_walk_cost`), and
+    the `BUILT` cheapest that the constant-matrix program can keep are built in full, their
+    weights made cheaper by an integer program (`_cheapest`): the others by the
+    constant-matrix program (with u·s kept in L), then L's walk over them, starting from v
+    (`matrix._emit_output`, which writes only its own register). The shortest; None if no q
+    is found. Deterministic (ties broken by register, value and shift)."""
     from kalg.codegen.matrix import _emit_output
 
-    found = []
-    for last in sorted(rows, key=lambda r: (r != ch, registers.index(r))):
+    choices = []
+    for last in sorted(rows, key=registers.index):
         others = [r for r in sorted(rows, key=registers.index) if r != last]
-        q = _lattice_weights(rows[last], [rows[r] for r in others])
-        if q is not None:
-            found.append((last != ch, sum(abs(w) for w in q.values()), last, others, q))
-    for _, _, last, others, q in sorted(found):
-        kernels = {r: {ch: Kernel.of({off: Fraction(c, 2 ** m) for (_, off), c in rows[r].items()})}
-                   for r in others}
-        first = matrix_program(kernels, registers, (ch,), op_set)
+        columns = [rows[r] for r in others]
+        for units in (0, *(u for u in KEPT_UNITS if abs(u) <= 2 ** m)):
+            for d in SHIFTS if units else ((0, 0),):
+                target = _minus(rows[last], (ch, d), units)
+                q = _lattice_weights(target, columns, cheapest=False)
+                if q is not None:
+                    choices.append((_walk_cost(list(q.values()), _by_shift(q)),
+                                    registers.index(last), abs(units), units < 0, d, last,
+                                    units, others))
+    firsts: dict = {}
+    best: tuple[list[Instr], str] | None = None
+    built = 0
+    for *_, d, last, units, others in sorted(choices):
+        if built == BUILT:
+            break
+        if (last, units) not in firsts:
+            firsts[last, units] = _others_first(rows, registers, ch, op_set, m, last, units)
+        first = firsts[last, units]
         if first is None:
             continue
+        built += 1
+        q = _lattice_weights(_minus(rows[last], (ch, d), units), [rows[r] for r in others])
+        assert q is not None  # found above; the integer program only replaces it if cheaper
         row = {(f"={others[i]}", e): w for (i, e), w in q.items() if w}
         held = {r: (f"={r}", 1) for r in others}
-        walk = _emit_output(last, row, held, op_set == "all")
-        return [*first, *walk], (f"{last} written last from the other outputs shifted: "
-                                 f"{sum(abs(w) for w in q.values())} additions and "
-                                 "subtractions")
-    return None
+        if units:
+            row[("=v", d)] = 1
+            held[last] = ("=v", 1)
+        walk = _emit_output(last, row, held, op_set == "all", start=d if units else None)
+        if best is None or len(first) + len(walk) < len(best[0]):
+            v = f"keeping input/{2 ** m}·{units} shifted by {d}" if units else ""
+            best = [*first, *walk], (
+                f"{last} written last from the other outputs shifted{', ' + v if v else ''}: "
+                f"{sum(abs(w) for w in q.values())} additions and subtractions")
+    return best
 
 
-def _lattice_weights(target: dict, columns: list[dict]) -> dict[tuple[int, Offset], int] | None:
+def _minus(row: dict, key, units: int) -> dict:
+    out = dict(row)
+    if units:
+        out[key] = out.get(key, 0) - units
+    return out
+
+
+def _by_shift(q: dict) -> list[list[int]]:
+    keys = list(q)
+    return [[i for i, (_, e) in enumerate(keys) if e == shift] for shift in SHIFTS]
+
+
+def _others_first(rows, registers, ch, op_set, m, last, units) -> list[Instr] | None:
+    """The constant-matrix program of every output but `last`, with units·s kept in `last`
+    (units 0: `last` free), or None where it has none."""
+    kept = {r: row for r, row in rows.items() if r != last}
+    if units:
+        kept[last] = {(ch, (0, 0)): units}
+    kernels = {r: {ch: Kernel.of({off: Fraction(c, 2 ** m) for (_, off), c in row.items()})}
+               for r, row in kept.items()}
+    return matrix_program(kernels, registers, (ch,), op_set, last=last if units else None)
+
+
+def _lattice_weights(target: dict, columns: list[dict], cheapest: bool = True,
+                     ) -> dict[tuple[int, Offset], int] | None:
     """Integers q[(i, e)] with Σ q·S^e·columns[i] = target, small by LLL (Kannan's embedding:
-    a reduced basis vector whose image is zero and whose target coordinate is ±1), or None."""
+    a reduced basis vector whose image is zero and whose target coordinate is ±1), or None.
+    `cheapest`: then made cheaper by the integer program `_cheapest` (a second or so)."""
     unknowns = [(i, e) for i in range(len(columns)) for e in SHIFTS]
     images = []
     for i, e in unknowns:
@@ -141,7 +200,98 @@ def _lattice_weights(target: dict, columns: list[dict]) -> dict[tuple[int, Offse
     kernel = [[int(a) for a in row[len(keys):-1]] for row in reduced
               if not any(row[:len(keys)]) and row[-1] == 0]
     best = _shortened(best, kernel)
+    by_shift = [[i for i, (_, e) in enumerate(unknowns) if e == shift] for shift in SHIFTS]
+    if cheapest and (cheaper := _cheapest(best, _kernel_basis(images, keys), by_shift)):
+        best = cheaper
     return dict(zip(unknowns, best, strict=True))
+
+
+WEIGHT_NODES = 5000
+"""Branch-and-bound nodes of the weights' integer program (`_cheapest`): a count, not a
+time, so the weights are deterministic; about a second of CPU for five outputs' 3x3 shifts."""
+
+
+def _walk_cost(q: list[int], by_shift: list[list[int]]) -> int:
+    """Instructions of the in-place walk for weights q, estimated: per shift, one per unit
+    subtracted and, for the additions, one 3-operand add per two units of different outputs
+    (`matrix._Emitter`), so the larger of half the units and the largest single weight."""
+    total = 0
+    for idx in by_shift:
+        plus = [q[i] for i in idx if q[i] > 0]
+        total += sum(-q[i] for i in idx if q[i] < 0)
+        total += max((sum(plus) + 1) // 2, max(plus, default=0))
+    return total
+
+
+def _kernel_basis(images: list[dict], keys: list) -> list[list[int]]:
+    """An LLL-reduced basis of the integer weights whose shifted outputs sum to zero."""
+    n = len(images)
+    scale = 1 + 64 * sum(abs(v) for image in images for v in image.values())
+    reduced = _lll([[scale * image.get(k, 0) for k in keys] + [int(j == i) for j in range(n)]
+                    for i, image in enumerate(images)])
+    return [row[len(keys):] for row in reduced if not any(row[:len(keys)])]
+
+
+def _cheapest(q0: list[int], basis: list[list[int]], by_shift: list[list[int]],
+              ) -> list[int] | None:
+    """q0 + Σ z·basis, integer z, of the lowest `_walk_cost` an integer program finds
+    within `WEIGHT_NODES` (HiGHS, as the e-graph's extraction; q0 is feasible, so it is
+    only replaced by a cheaper point), or None."""
+    import highspy
+    import numpy as np
+
+    n, r = len(q0), len(basis)
+    if not r:
+        return None
+    # columns: z (r, integer), p (n), m (n), a (one per shift, integer); q = p - m
+    cols = r + 2 * n + len(by_shift)
+    rows: list[tuple[dict[int, float], float, float]] = []
+    for i in range(n):
+        coefs = {k: -float(basis[k][i]) for k in range(r) if basis[k][i]}
+        coefs[r + i], coefs[r + n + i] = 1.0, -1.0
+        rows.append((coefs, float(q0[i]), float(q0[i])))
+    for s, idx in enumerate(by_shift):
+        a = r + 2 * n + s
+        rows.append(({a: 2.0, **{r + i: -1.0 for i in idx}}, 0.0, highspy.kHighsInf))
+        rows += [({a: 1.0, r + i: -1.0}, 0.0, highspy.kHighsInf) for i in idx]
+    cost = np.zeros(cols)
+    cost[r + n:r + 2 * n] = 1.0
+    cost[r + 2 * n:] = 1.0
+    bound = float(4 * max(map(abs, q0)) + 8)
+    lower = np.concatenate([np.full(r, -bound), np.zeros(2 * n + len(by_shift))])
+    upper = np.full(cols, highspy.kHighsInf)
+    upper[:r] = bound
+    h = highspy.Highs()
+    h.setOptionValue("log_to_console", False)
+    h.setOptionValue("mip_max_nodes", WEIGHT_NODES)
+    h.setOptionValue("threads", 1)
+    lp = highspy.HighsLp()
+    lp.num_col_ = lp.a_matrix_.num_col_ = cols
+    lp.num_row_ = lp.a_matrix_.num_row_ = len(rows)
+    lp.col_cost_ = cost
+    lp.col_lower_, lp.col_upper_ = lower, upper
+    lp.row_lower_ = np.array([lo for _, lo, _ in rows])
+    lp.row_upper_ = np.array([hi for _, _, hi in rows])
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+    start, index, value = [0], [], []
+    for coefs, _, _ in rows:
+        for j in sorted(coefs):
+            index.append(j)
+            value.append(coefs[j])
+        start.append(len(index))
+    lp.a_matrix_.start_ = np.array(start, dtype=np.int32)
+    lp.a_matrix_.index_ = np.array(index, dtype=np.int32)
+    lp.a_matrix_.value_ = np.array(value, dtype=np.float64)
+    kinds = highspy.HighsVarType
+    lp.integrality_ = ([kinds.kInteger] * r + [kinds.kContinuous] * (2 * n)
+                       + [kinds.kInteger] * len(by_shift))
+    if h.passModel(lp) == highspy.HighsStatus.kError or h.run() == highspy.HighsStatus.kError:
+        return None
+    if h.getInfo().objective_function_value == highspy.kHighsInf:
+        return None
+    z = [round(v) for v in h.getSolution().col_value[:r]]
+    q = [q0[i] + sum(z[k] * basis[k][i] for k in range(r)) for i in range(n)]
+    return q if _walk_cost(q, by_shift) < _walk_cost(q0, by_shift) else None
 
 
 def _lll(basis: list[list[int]]) -> list[list[int]]:

@@ -531,12 +531,15 @@ def _representation(c: int, values: tuple[int, ...]) -> tuple[int, ...] | None:
 # --- one output: a walk over its offsets -----------------------------------------------------
 
 def _emit_output(y: str, row: dict[Key, int], held: dict[str, Value], fused: bool,
-                 ) -> list[Instr]:
+                 start: Offset | None = None) -> list[Instr]:
     """Instructions leaving Σ row[d]·S^d s in register y, reading the pool `held`: the shorter
-    of a walk that adds where it can and one that subtracts negated pool values where it can."""
+    of a walk that adds where it can and one that subtracts negated pool values where it can.
+    `start`: y itself holds a pool value (`held[y]`) that the row takes once, at offset
+    `start`; the walk begins there with it, so y is only ever updated in place
+    (`codegen.filling`)."""
     best: list[Instr] | None = None
     for prefer_sub in (False, True):
-        program = _walk_program(y, row, held, fused, prefer_sub)
+        program = _walk_program(y, row, held, fused, prefer_sub, start)
         if best is None or len(program) < len(best):
             best = program
     assert best is not None
@@ -563,13 +566,14 @@ def _plan(row, held, prefer_sub: bool) -> dict[Offset, list[Atom]]:
     return plan
 
 
-def _walk_program(y, row, held, fused, prefer_sub) -> list[Instr]:
+def _walk_program(y, row, held, fused, prefer_sub, start=None) -> list[Instr]:
     rest = _plan(row, held, prefer_sub)
     first = _plan(row, held, False)
     for d, atoms in first.items():  # the walk starts from a pool register: an addition
-        k = next((i for i, a in enumerate(atoms) if not a[1]), 0)
+        mine = [i for i, a in enumerate(atoms) if a == (y, False)] if start == d else []
+        k = next(iter(mine), next((i for i, a in enumerate(atoms) if not a[1]), 0))
         first[d] = [atoms[k], *atoms[:k], *atoms[k + 1:]]
-    path = _walk(first, rest, fused)
+    path = _walk(first, rest, fused, start)
     if not path:
         return _Emitter(y, fused).run([])
     events = [(path[0], a) for a in first[path[0]]]
@@ -578,16 +582,16 @@ def _walk_program(y, row, held, fused, prefer_sub) -> list[Instr]:
 
 
 def _walk(first: dict[Offset, list[Atom]], rest: dict[Offset, list[Atom]], fused: bool,
-          ) -> list[Offset]:
+          start: Offset | None = None) -> list[Offset]:
     """An order of the offsets that needs the fewest extra moves (exact for small rows). The
-    walk's first offset uses the atoms `first`, the others `rest`."""
+    walk's first offset uses the atoms `first`, the others `rest`; it is `start` if given."""
     offsets = sorted(rest)
     adds = {d: any(not s for _, s in rest[d]) for d in offsets}
     subs = {d: bool(rest[d]) and rest[d][0][1] for d in offsets}
     start_ok = {d: bool(first[d]) and not first[d][0][1] for d in offsets}
     start_adds = {d: any(not s for _, s in first[d][1:]) for d in offsets}
-    key = (tuple(offsets), fused, *(tuple(f[d] for d in offsets)
-                                    for f in (adds, subs, start_ok, start_adds)))
+    key = (tuple(offsets), fused, start, *(tuple(f[d] for d in offsets)
+                                           for f in (adds, subs, start_ok, start_adds)))
     if key in _WALKS:  # the order depends only on these flags
         return _WALKS[key]
 
@@ -600,6 +604,8 @@ def _walk(first: dict[Offset, list[Atom]], rest: dict[Offset, list[Atom]], fused
 
     def cost(p: Offset | None, q: Offset, p_first: bool = False) -> int:
         if p is None:  # the start: a subtraction first costs a neg
+            if start is not None:
+                return 0 if q == start else 10 ** 6
             return 0 if start_ok[q] else 1
         out = start_adds[p] if p_first else adds[p]
         return moves(abs(p[0] - q[0]) + abs(p[1] - q[1]), out or subs[q])
