@@ -748,8 +748,15 @@ class _Emitter:
         if nxt != d and adds:
             adds = adds[:-1]  # the last addition here carries the move out
         src = None if self.src == self.y else self.src
-        return next((k for k in adds
-                     if events[k][1][0] not in (reg, src, self.y) and reg != src), None)
+        if reg == src:
+            return None
+        fits = [k for k in adds if events[k][1][0] not in (reg, src, self.y)]
+        count: dict[str, int] = {}
+        for k in adds:
+            count[events[k][1][0]] = count.get(events[k][1][0], 0) + 1
+        # the register with most additions left first: pairs of distinct registers run out
+        # last that way
+        return min(fits, key=lambda k: (-count[events[k][1][0]], k), default=None)
 
     def _add_pair(self, d: Offset, a: str, b: str) -> None:
         self._move_to(d)
