@@ -109,6 +109,7 @@ def _combination(rows, registers, ch, op_set, m) -> tuple[list[Instr], str] | No
     is found. Deterministic (ties broken by register, value and shift)."""
     from kalg.codegen.matrix import _emit_output
 
+    fused = op_set == "all"
     choices = []
     for last in sorted(rows, key=registers.index):
         others = [r for r in sorted(rows, key=registers.index) if r != last]
@@ -116,9 +117,9 @@ def _combination(rows, registers, ch, op_set, m) -> tuple[list[Instr], str] | No
         for units in (0, *(u for u in KEPT_UNITS if abs(u) <= 2 ** m)):
             for d in SHIFTS if units else ((0, 0),):
                 target = _minus(rows[last], (ch, d), units)
-                q = _lattice_weights(target, columns, cheapest=False)
+                q = _lattice_weights(target, columns, cheapest=None)
                 if q is not None:
-                    choices.append((_walk_cost(list(q.values()), _by_shift(q)),
+                    choices.append((_walk_cost(list(q.values()), _by_shift(q), fused),
                                     registers.index(last), abs(units), units < 0, d, last,
                                     units, others))
     firsts: dict = {}
@@ -133,14 +134,15 @@ def _combination(rows, registers, ch, op_set, m) -> tuple[list[Instr], str] | No
         if first is None:
             continue
         built += 1
-        q = _lattice_weights(_minus(rows[last], (ch, d), units), [rows[r] for r in others])
+        q = _lattice_weights(_minus(rows[last], (ch, d), units), [rows[r] for r in others],
+                             fused)
         assert q is not None  # found above; the integer program only replaces it if cheaper
         row = {(f"={others[i]}", e): w for (i, e), w in q.items() if w}
         held = {r: (f"={r}", 1) for r in others}
         if units:
             row[("=v", d)] = 1
             held[last] = ("=v", 1)
-        walk = _emit_output(last, row, held, op_set == "all", start=d if units else None)
+        walk = _emit_output(last, row, held, fused, start=d if units else None)
         if best is None or len(first) + len(walk) < len(best[0]):
             v = f"keeping input/{2 ** m}·{units} shifted by {d}" if units else ""
             best = [*first, *walk], (
@@ -172,11 +174,12 @@ def _others_first(rows, registers, ch, op_set, m, last, units) -> list[Instr] | 
     return matrix_program(kernels, registers, (ch,), op_set, last=last if units else None)
 
 
-def _lattice_weights(target: dict, columns: list[dict], cheapest: bool = True,
+def _lattice_weights(target: dict, columns: list[dict], cheapest: bool | None = True,
                      ) -> dict[tuple[int, Offset], int] | None:
     """Integers q[(i, e)] with Σ q·S^e·columns[i] = target, small by LLL (Kannan's embedding:
     a reduced basis vector whose image is zero and whose target coordinate is ±1), or None.
-    `cheapest`: then made cheaper by the integer program `_cheapest` (a second or so)."""
+    `cheapest` (not None): then made cheaper by the integer program `_cheapest` (a second or
+    so), for op set all (True: 3-operand adds) or basic (False)."""
     unknowns = [(i, e) for i in range(len(columns)) for e in SHIFTS]
     images = []
     for i, e in unknowns:
@@ -201,7 +204,8 @@ def _lattice_weights(target: dict, columns: list[dict], cheapest: bool = True,
               if not any(row[:len(keys)]) and row[-1] == 0]
     best = _shortened(best, kernel)
     by_shift = [[i for i, (_, e) in enumerate(unknowns) if e == shift] for shift in SHIFTS]
-    if cheapest and (cheaper := _cheapest(best, _kernel_basis(images, keys), by_shift)):
+    if cheapest is not None and (cheaper := _cheapest(best, _kernel_basis(images, keys),
+                                                      by_shift, cheapest)):
         best = cheaper
     return dict(zip(unknowns, best, strict=True))
 
@@ -211,10 +215,13 @@ WEIGHT_NODES = 5000
 time, so the weights are deterministic; about a second of CPU for five outputs' 3x3 shifts."""
 
 
-def _walk_cost(q: list[int], by_shift: list[list[int]]) -> int:
+def _walk_cost(q: list[int], by_shift: list[list[int]], fused: bool = True) -> int:
     """Instructions of the in-place walk for weights q, estimated: per shift, one per unit
     subtracted and, for the additions, one 3-operand add per two units of different outputs
-    (`matrix._Emitter`), so the larger of half the units and the largest single weight."""
+    (`matrix._Emitter`), so the larger of half the units and the largest single weight;
+    without the 3-operand add (`fused` False, op set basic) one per unit."""
+    if not fused:
+        return sum(map(abs, q))
     total = 0
     for idx in by_shift:
         plus = [q[i] for i in idx if q[i] > 0]
@@ -232,7 +239,7 @@ def _kernel_basis(images: list[dict], keys: list) -> list[list[int]]:
     return [row[len(keys):] for row in reduced if not any(row[:len(keys)])]
 
 
-def _cheapest(q0: list[int], basis: list[list[int]], by_shift: list[list[int]],
+def _cheapest(q0: list[int], basis: list[list[int]], by_shift: list[list[int]], fused: bool,
               ) -> list[int] | None:
     """q0 + Σ z·basis, integer z, of the lowest `_walk_cost` an integer program finds
     within `WEIGHT_NODES` (HiGHS, as the e-graph's extraction; q0 is feasible, so it is
@@ -256,7 +263,10 @@ def _cheapest(q0: list[int], basis: list[list[int]], by_shift: list[list[int]],
         rows += [({a: 1.0, r + i: -1.0}, 0.0, highspy.kHighsInf) for i in idx]
     cost = np.zeros(cols)
     cost[r + n:r + 2 * n] = 1.0
-    cost[r + 2 * n:] = 1.0
+    if fused:
+        cost[r + 2 * n:] = 1.0
+    else:  # no 3-operand add: every unit one instruction
+        cost[r:r + n] = 1.0
     bound = float(4 * max(map(abs, q0)) + 8)
     lower = np.concatenate([np.full(r, -bound), np.zeros(2 * n + len(by_shift))])
     upper = np.full(cols, highspy.kHighsInf)
@@ -291,7 +301,7 @@ def _cheapest(q0: list[int], basis: list[list[int]], by_shift: list[list[int]],
         return None
     z = [round(v) for v in h.getSolution().col_value[:r]]
     q = [q0[i] + sum(z[k] * basis[k][i] for k in range(r)) for i in range(n)]
-    return q if _walk_cost(q, by_shift) < _walk_cost(q0, by_shift) else None
+    return q if _walk_cost(q, by_shift, fused) < _walk_cost(q0, by_shift, fused) else None
 
 
 def _lll(basis: list[list[int]]) -> list[list[int]]:
