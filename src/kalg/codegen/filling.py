@@ -84,10 +84,14 @@ def _plans(rows, registers, input_register, m):
 SHIFTS = tuple((x, y) for x in (-1, 0, 1) for y in (-1, 0, 1))
 """Offsets at which the output written last reads the others in `_combination`."""
 
-KEPT_UNITS = (1, -1, 2, -2)
+KEPT_UNITS = (1, -1)
 """What the register written last may keep while the others are made, in units of s (the
-input over 2^m): s and 2s, the halving chain's last values, and the negated copies that div
-makes of them (`_combination`)."""
+input over 2^m): s and the negated copy that div makes of it (`_combination`; +-2s and +-4s
+were never chosen on the study's filters)."""
+
+KEPT_SHIFTS = tuple((x, y) for x in range(-2, 3) for y in range(-2, 3))
+"""Shifts d of the kept value v in the output written last (S^d·v): a wider window than the
+weights' (`SHIFTS`), each d another coset of their lattice."""
 
 BUILT = 4
 """How many (register, kept value, shift) choices of lowest estimated walk are built in full
@@ -115,7 +119,7 @@ def _combination(rows, registers, ch, op_set, m) -> tuple[list[Instr], str] | No
         others = [r for r in sorted(rows, key=registers.index) if r != last]
         columns = [rows[r] for r in others]
         for units in (0, *(u for u in KEPT_UNITS if abs(u) <= 2 ** m)):
-            for d in SHIFTS if units else ((0, 0),):
+            for d in KEPT_SHIFTS if units else ((0, 0),):
                 target = _minus(rows[last], (ch, d), units)
                 q = _lattice_weights(target, columns, cheapest=None)
                 if q is not None:
