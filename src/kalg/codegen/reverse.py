@@ -21,12 +21,18 @@ the registers at every step (it *is* the live set), so register pressure limits 
 sharing is taken. A bag of bases only ends the search; the program is the steps reversed,
 after the halvings. The beam keeps, after each step, the bags of lowest estimate (the
 atoms still to add, the distinct shifted offsets still to reach); every search is bounded by
-counts (steps, beam, children per bag) and deterministic.
+counts (steps, beam, children per bag) and deterministic. A third search (`SHARED_SEARCH`)
+ranks with an estimate that also sees the goals' overlap (`_relief`): a goal that contains
+another, shifted or not, or shares a common part with it, is charged only what it adds to
+that one — the bags whose goals can be made from each other rank ahead of bags of as many
+atoms that cannot (Cain's heuristic relieves a goal that is a sub-goal of another the same
+way, seed 002, section 3.3).
 
 **Registers.** A beam is not monotone in the registers (a register more lets other bags into
 it), so `reverse_program` returns the shortest program over register *rungs* (the outputs'
 and the input's registers and the first j others, `virtual.rungs`): a larger file has every rung
-of a smaller one, so more registers never give a longer program.
+of a smaller one, and the searches run on a rung depend on its size only (`_searches`), so
+more registers never give a longer program.
 
 `reverse_program` does not verify: the caller (`codegen.reverse_filter`) verifies exactly.
 """
