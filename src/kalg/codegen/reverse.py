@@ -68,6 +68,10 @@ SHARED_RUNGS = (6,)
 """Rung sizes that also run `SHARED_SEARCH`: the device's register file. On smaller rungs it
 found the shortest program once in 9 filters (5 registers, r2_5201: 25 against 29) for as
 much work again; larger files run it on their rung of six."""
+SHARED_TAPS = 20
+"""Filters of three outputs run `SHARED_SEARCH` only with at most this many non-zero taps in
+all (analognet2 has 19): on random 3x3 triples (24-27 taps) it took 9-27 s of CPU under load,
+found no program on three of five and a shorter one on one (r3_5200: 34 against 38)."""
 MAX_CHILDREN = 400
 """Children of one bag kept for ranking (the lowest estimates): measured, a cap of 48 lost
 the best bags (f2_0: 36 against 31 with no cap)."""
@@ -97,19 +101,22 @@ def reverse_program(outputs: Mapping[str, Kernel], registers: Sequence[str],
         return None
     best: list[Instr] | None = None
     memo: dict = {}
+    taps = sum(len(g) for g in goals.values())
     for rung in rungs(registers, columns, input_register):
-        for search in _searches(len(goals), len(rung)):
+        for search in _searches(len(goals), len(rung), taps):
             for program in _search(goals, m, rung, input_register, search, memo):
                 if best is None or len(program) < len(best):
                     best = program
     return best
 
 
-def _searches(outputs: int, registers: int) -> tuple:
-    """The searches run on a rung: they depend on the rung's size only, so a larger register
-    file still runs every search of a smaller one (more registers never longer)."""
+def _searches(outputs: int, registers: int, taps: int) -> tuple:
+    """The searches run on a rung: they depend on the filter and the rung's size only, so a
+    larger register file still runs every search of a smaller one (more registers never
+    longer)."""
     plain = SEARCHES if outputs <= 2 else SEARCHES[:1]
-    return plain + ((SHARED_SEARCH,) if registers in SHARED_RUNGS else ())
+    shared = registers in SHARED_RUNGS and (outputs <= 2 or taps <= SHARED_TAPS)
+    return plain + ((SHARED_SEARCH,) if shared else ())
 
 
 def _is_base(g: Goal, m: int) -> bool:
