@@ -21,12 +21,18 @@ the registers at every step (it *is* the live set), so register pressure limits 
 sharing is taken. A bag of bases only ends the search; the program is the steps reversed,
 after the halvings. The beam keeps, after each step, the bags of lowest estimate (the
 atoms still to add, the distinct shifted offsets still to reach); every search is bounded by
-counts (steps, beam, children per bag) and deterministic.
+counts (steps, beam, children per bag) and deterministic. A third search (`SHARED_SEARCH`)
+ranks with an estimate that also sees the goals' overlap (`_relief`): a goal that contains
+another, shifted or not, or shares a common part with it, is charged only what it adds to
+that one — the bags whose goals can be made from each other rank ahead of bags of as many
+atoms that cannot (Cain's heuristic relieves a goal that is a sub-goal of another the same
+way, seed 002, section 3.3).
 
 **Registers.** A beam is not monotone in the registers (a register more lets other bags into
 it), so `reverse_program` returns the shortest program over register *rungs* (the outputs'
 and the input's registers and the first j others, `virtual.rungs`): a larger file has every rung
-of a smaller one, so more registers never give a longer program.
+of a smaller one, and the searches run on a rung depend on its size only (`_searches`), so
+more registers never give a longer program.
 
 `reverse_program` does not verify: the caller (`codegen.reverse_filter`) verifies exactly.
 """
@@ -48,10 +54,24 @@ registers with room to share, and the work grows with the bag)."""
 MAX_TAPS = 27
 """Filters with more non-zero taps in all get no program here (the search was measured on as
 many as three 3x3 kernels)."""
-SEARCHES = ((96, (2, 0)), (96, (3, 0)))
-"""(beam width, crowding estimate `_crowding`) of each search tried on each rung, for two
-outputs (three: the first only, the bags are larger); the shortest program wins. Measured on
-f2_0..3 and analognet2: a beam of 200 found 1 shorter on two of them for twice the work."""
+SEARCHES = ((96, (2, 0), False), (96, (3, 0), False))
+"""(beam width, crowding estimate `_crowding`, shared estimate `_relief`) of each search tried
+on every rung, for two outputs (three: the first only, the bags are larger); the shortest
+program wins. Measured on f2_0..3 and analognet2: a beam of 200 found 1 shorter on two of them
+for twice the work."""
+SHARED_SEARCH = (96, (2, 0), True)
+"""The search whose estimate sees the goals' overlap (`_relief`), tried besides `SEARCHES` on
+the rungs of `SHARED_RUNGS` registers: measured (f2_0..3, analognet2 basic, random 2- and
+3-output filters), it was shorter on most of them (f2_3 36 -> 32, analognet2 32 -> 30), but
+costs about three times a plain search."""
+SHARED_RUNGS = (6,)
+"""Rung sizes that also run `SHARED_SEARCH`: the device's register file. On smaller rungs it
+found the shortest program once in 9 filters (5 registers, r2_5201: 25 against 29) for as
+much work again; larger files run it on their rung of six."""
+SHARED_TAPS = 20
+"""Filters of three outputs run `SHARED_SEARCH` only with at most this many non-zero taps in
+all (analognet2 has 19): on random 3x3 triples (24-27 taps) it took 9-27 s of CPU under load,
+found no program on three of five and a shorter one on one (r3_5200: 34 against 38)."""
 MAX_CHILDREN = 400
 """Children of one bag kept for ranking (the lowest estimates): measured, a cap of 48 lost
 the best bags (f2_0: 36 against 31 with no cap)."""
@@ -81,13 +101,22 @@ def reverse_program(outputs: Mapping[str, Kernel], registers: Sequence[str],
         return None
     best: list[Instr] | None = None
     memo: dict = {}
-    searches = SEARCHES if len(goals) <= 2 else SEARCHES[:1]
+    taps = sum(len(g) for g in goals.values())
     for rung in rungs(registers, columns, input_register):
-        for width, crowd in searches:
-            for program in _search(goals, m, rung, input_register, width, crowd, memo):
+        for search in _searches(len(goals), len(rung), taps):
+            for program in _search(goals, m, rung, input_register, search, memo):
                 if best is None or len(program) < len(best):
                     best = program
     return best
+
+
+def _searches(outputs: int, registers: int, taps: int) -> tuple:
+    """The searches run on a rung: they depend on the filter and the rung's size only, so a
+    larger register file still runs every search of a smaller one (more registers never
+    longer)."""
+    plain = SEARCHES if outputs <= 2 else SEARCHES[:1]
+    shared = registers in SHARED_RUNGS and (outputs <= 2 or taps <= SHARED_TAPS)
+    return plain + ((SHARED_SEARCH,) if shared else ())
 
 
 def _is_base(g: Goal, m: int) -> bool:
@@ -111,17 +140,19 @@ class _State:
 
 
 def _search(goals: dict[str, Goal], m: int, registers: Sequence[str], input_register: str,
-            width: int, crowd: tuple[int, int], memo: dict):
-    """The programs of the bags of bases reached, beam `width`, in order found."""
+            search: tuple, memo: dict):
+    """The programs of the bags of bases reached by the beam search `search` (width,
+    crowding, shared estimate), in order found."""
+    width, crowd, shared = search
     start = _State({g: ("out", r) for r, g in goals.items()}, (), 0, 0)
-    start.score = _estimate(start.bag, m, memo)
+    start.score = _estimate(start.bag, m, memo, shared)
     beam = [start]
     best = None
     for _ in range(MAX_STEPS):
         children: list[tuple] = []
         seen: set = set()
         for parent in beam:
-            for child in _children(parent, m, len(registers), memo, crowd):
+            for child in _children(parent, m, len(registers), memo, crowd, shared):
                 key = frozenset(child.bag)
                 if key in seen:
                     continue
@@ -155,16 +186,87 @@ def _lower(bag: dict) -> int:
     return sum(1 for g in bag if len(g) > 1 or g[0][:2] != (0, 0))
 
 
-def _estimate(bag: dict, m: int, memo: dict) -> int:
+def _estimate(bag: dict, m: int, memo: dict, shared: bool) -> int:
     """Steps still needed, estimated: the atoms of each goal to add together (binary digits
-    of the coefficients) and one move per shifted offset still present."""
+    of the coefficients) and one move per shifted offset still present; with `shared`, less
+    the additions that the goals' overlap saves (`_relief`)."""
     adds, offsets = 0, set()
     for g in bag:
         if (part := memo.get(g)) is None:
             part = memo[g] = _goal_estimate(g, m)
         adds += part[0]
         offsets |= part[1]
+    if shared:
+        adds -= _relief(bag, m, memo)
     return adds + len(offsets)
+
+
+def _adds(g: Goal, m: int, memo: dict) -> int:
+    if (part := memo.get(g)) is None:
+        part = memo[g] = _goal_estimate(g, m)
+    return part[0]
+
+
+def _relief(bag: dict, m: int, memo: dict) -> int:
+    """Additions saved by sharing, estimated: each goal's best saving (`_pair_relief`) from
+    one goal of the bag before it (fewer offsets, then first seen: deterministic, the searches
+    run in a fixed order). A goal gets its number once (memo "ids"), so that the pairs' memo
+    ("pairs") hashes two integers, not two goals."""
+    ids = memo.setdefault("ids", {})
+    pairs = memo.setdefault("pairs", {})
+    order = []
+    for g in bag:
+        if (i := ids.get(g)) is None:
+            i = ids[g] = (len(g), len(ids), g)
+        if len(g) > 1 or not _is_base(g, m):
+            order.append(i)
+    order.sort()
+    total = 0
+    for k in range(1, len(order)):
+        gi = order[k]
+        best = 0
+        for hi in order[:k]:
+            key = (gi[1], hi[1])
+            if (r := pairs.get(key)) is None:
+                r = pairs[key] = _pair_relief(gi[2], hi[2], m, memo)
+            if r > best:
+                best = r
+        total += best
+    return total
+
+
+def _pair_relief(g: Goal, h: Goal, m: int, memo: dict) -> int:
+    """Additions saved by making g from h (S^d h inside g) or g and h from their common
+    part, at the best shift d."""
+    weight: dict = {}
+    for x, y, c in g:
+        for a, b, e in h:
+            if (c > 0) == (e > 0):
+                d = (x - a, y - b)
+                weight[d] = weight.get(d, 0) + bin(min(abs(c), abs(e))).count("1")
+    shifts = sorted(((w - (d != (0, 0)), d) for d, w in weight.items()), reverse=True)
+    if not shifts or shifts[0][0] <= 1:
+        return 0
+    gd = {(x, y): c for x, y, c in g}
+    ag, ah = _adds(g, m, memo), _adds(h, m, memo)
+    best = 0
+    for bound, d in shifts:
+        if bound <= best:
+            break
+        hs = {(x + d[0], y + d[1]): c for x, y, c in h}
+        move = d != (0, 0)
+        rest = _minus(gd, hs, 1)
+        if rest is not None:
+            best = max(best, ag - (_adds(rest, m, memo) if rest else -1) - 1 - move)
+            continue
+        common = _common(gd, hs)
+        if common is not None:
+            c = _goal(common)
+            rg = _goal({p: gd[p] - common.get(p, 0) for p in gd})
+            rh = _goal({p: hs[p] - common.get(p, 0) for p in hs})
+            best = max(best, ag + ah - _adds(c, m, memo) - _adds(rg, m, memo)
+                       - _adds(rh, m, memo) - 2 - move)
+    return best
 
 
 def _goal_estimate(g: Goal, m: int) -> tuple[int, frozenset]:
@@ -178,7 +280,7 @@ def _goal_estimate(g: Goal, m: int) -> tuple[int, frozenset]:
 # ---------------------------------------------------------------------- the children
 
 def _children(state: _State, m: int, registers: int, memo: dict,
-              crowd: tuple[int, int]) -> list[_State]:
+              crowd: tuple[int, int], shared: bool) -> list[_State]:
     """The bags one step back from `state` within `registers`, lowest estimate first (at
     most `MAX_CHILDREN`), deterministic. `memo`: splits and estimates by goal(s)."""
     out: list[_State] = []
@@ -188,7 +290,7 @@ def _children(state: _State, m: int, registers: int, memo: dict,
         for op, parts, extra in _splits(g, state.bag, m, memo):
             child = _step(state, g, op, parts, extra, registers)
             if child is not None:
-                child.score = (_estimate(child.bag, m, memo)
+                child.score = (_estimate(child.bag, m, memo, shared)
                                + _crowding(len(child.bag), registers, crowd))
                 out.append(child)
     order = sorted(range(len(out)), key=lambda i: (out[i].score, i))
