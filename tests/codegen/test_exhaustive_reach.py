@@ -19,8 +19,8 @@ BOX3 = [[1, 1, 1]] * 3
 
 @pytest.mark.parametrize(("rows", "nodes"), [(KIRSCH_N, 20_000), (BOX3, 2_000_000)])
 def test_every_five_instruction_program_is_searched_within_the_budget(rows, nodes):
-    """kirsch_n (408 nodes with the norm bounds, 48608 without) and box3 (about 1.5 million,
-    3 s of CPU): the search finishes depth 5 and proves that no program shorter than 6
+    """kirsch_n (408 nodes with the norm bounds, 48608 without) and box3 (about 470000,
+    2 s of CPU): the search finishes depth 5 and proves that no program shorter than 6
     exists."""
     outcome = shortest_program(Kernel.from_rows(rows), max_length=5, nodes=nodes)
     assert outcome.stopped is None and outcome.program is None

@@ -14,7 +14,11 @@ programs:
   times the taps of its operands) - added, because a division neither moves a value nor adds
   taps; taps to gather counted on the registers' tap counts (`tap_steps`: a result has at
   most the taps of its operands together, so from x alone one instruction makes at most 2
-  taps, two at most 4); unused results (below).
+  taps, two at most 4); unused results (below). With three or more instructions left, the
+  same tap-count game on the norms L1(h * v) of a fixed family of small kernels h
+  (`codegen.norms`: every macro respects them as it does the plain size), the largest bound
+  over h: it ends most searches of depth 6 of kernels with large coefficients (5 * box3:
+  depth 6 in 2883 nodes, 1.5 million without).
 * **Every instruction used.** In a shortest program every instruction's result is read later,
   except the last one's, which is the kernel (else deleting it gives a shorter program, and
   iterative deepening has already searched every shorter length). A state where an instruction's
@@ -27,7 +31,10 @@ programs:
   table keys states by the input register's value and the sorted multiset of the others (with
   which of them are still unread, and by which instruction); undefined registers are written
   in one fixed order. Instructions with the same effect (add(y, a, b) and add(y, b, a), ...) are
-  tried once. When the target keeps some rotations or reflections of the grid
+  tried once. A macro never overwrites a register other than the input's while such a
+  register is free (`_Search._overwrites`: the program writing the free one instead, with
+  the two names swapped afterwards, is as long and keeps one more value). When the target
+  keeps some rotations or reflections of the grid
   (`codegen.dihedral`: the macros are closed under them, and they fix the input), a state and
   its images are equally far from the target: the key is the least over the images, so only
   one of them is searched (2.8x fewer nodes at depth 5 of mean_cross, 1.8x of kirsch_n).
@@ -242,8 +249,11 @@ class Outcome:
 NODES = 6_000_000
 """Default node budget of `shortest_program` (and of `kalg optimize --exhaustive`): at most
 about 15 s of CPU time (a node is a state visited or a child dropped by the two-step test;
-searching every 5-instruction program of a 3x3 kernel took 80000 (kirsch_n) to 5.1 million
-nodes on the kernels measured, so a 6-instruction program is proven shortest or replaced)."""
+searching every 5-instruction program of a 3x3 kernel took 408 (kirsch_n) to 1.0 million
+nodes (emboss; box3 470000) on the kernels measured, so a 6-instruction program is proven shortest
+or replaced; every 6-instruction program of scharr_x takes 3.9 million, of kirsch_ne 11
+million: `--exhaustive-nodes` raises the budget, and the header says what was proven when
+the search stops at it)."""
 
 NORMS_FROM = 3
 """The norm bounds (`codegen.norms`) are tried on states with at least this many instructions
