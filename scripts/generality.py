@@ -214,12 +214,14 @@ def update(suite: dict, names: list[str], times: Path | None, configs: tuple) ->
         SUITE.write_text(json.dumps(suite, indent=1) + "\n", encoding="utf-8")
 
 
-def exact(suite: dict, names: list[str], nodes: int, up_to: int, record: bool) -> list[dict]:
+def exact(suite: dict, names: list[str], nodes: int, up_to: int, record: bool,
+          longest: int | None = None) -> list[dict]:
     """The exact search (`kalg.codegen.exhaustive`, op set all, A..F, input and output A) for
     every one-output kernel of at most 3x3 whose reference length is at most `up_to`: every
     length below the reference (the recorded "best", else kalg's default compile) is searched,
-    under `nodes`. A shorter program is verified by the search; when none exists below "best",
-    "best" (a verified program's length) is the optimum. Records "optimum" or "lower" when
+    under `nodes` (with `longest`, only lengths up to it). A shorter program is verified by
+    the search; when none exists below "best", "best" (a verified program's length) is the
+    optimum. Records "optimum" or "lower" when
     `record`; returns one row per kernel."""
     import kalg
     from kalg.codegen.exhaustive import shortest_program
@@ -245,10 +247,13 @@ def exact(suite: dict, names: list[str], nodes: int, up_to: int, record: bool) -
         if best > up_to:
             continue
         start = time.process_time()
-        outcome = shortest_program(kernel, max_length=best - 1, nodes=nodes)
+        top = best - 1 if longest is None else min(best - 1, longest)
+        outcome = shortest_program(kernel, max_length=top, nodes=nodes)
         seconds = time.process_time() - start
         if outcome.program is not None:
             optimum, lower = len(outcome.program), len(outcome.program)
+        elif outcome.stopped is None and top < best - 1:
+            optimum, lower = None, top + 1
         elif outcome.stopped is None:
             optimum, lower = best, best
         else:
@@ -287,19 +292,23 @@ def main() -> None:
     p.add_argument("--nodes", type=int, default=3_000_000, help="with --exact: node budget")
     p.add_argument("--up-to", type=int, default=9,
                    help="with --exact: only kernels whose best is at most this")
+    p.add_argument("--longest", type=int, default=None,
+                   help="with --exact: search lengths up to this only (default: best - 1)")
     p.add_argument("--out", type=Path, default=None, help="with --exact: rows as JSON here")
     p.add_argument("names", nargs="*", help="with --update or --exact: only these kernels")
     args = p.parse_args()
     if args.exact and args.suite is not None:
         other = json.loads(args.suite.read_text(encoding="utf-8"))
         other["path"] = str(args.suite.resolve())
-        rows = exact(other, args.names, args.nodes, args.up_to, record=False)
+        rows = exact(other, args.names, args.nodes, args.up_to, record=False,
+                     longest=args.longest)
         if args.out:
             args.out.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
         return
     suite = write()
     if args.exact:
-        rows = exact(suite, args.names, args.nodes, args.up_to, record=True)
+        rows = exact(suite, args.names, args.nodes, args.up_to, record=True,
+                     longest=args.longest)
         if args.out:
             args.out.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
         return

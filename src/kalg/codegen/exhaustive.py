@@ -14,7 +14,11 @@ programs:
   times the taps of its operands) - added, because a division neither moves a value nor adds
   taps; taps to gather counted on the registers' tap counts (`tap_steps`: a result has at
   most the taps of its operands together, so from x alone one instruction makes at most 2
-  taps, two at most 4); unused results (below).
+  taps, two at most 4); unused results (below). With three or more instructions left, the
+  same tap-count game on the norms L1(h * v) of a fixed family of small kernels h
+  (`codegen.norms`: every macro respects them as it does the plain size), the largest bound
+  over h: it ends most searches of depth 6 of kernels with large coefficients (5 * box3:
+  depth 6 in 2883 nodes, 1.5 million without).
 * **Every instruction used.** In a shortest program every instruction's result is read later,
   except the last one's, which is the kernel (else deleting it gives a shorter program, and
   iterative deepening has already searched every shorter length). A state where an instruction's
@@ -27,7 +31,10 @@ programs:
   table keys states by the input register's value and the sorted multiset of the others (with
   which of them are still unread, and by which instruction); undefined registers are written
   in one fixed order. Instructions with the same effect (add(y, a, b) and add(y, b, a), ...) are
-  tried once. When the target keeps some rotations or reflections of the grid
+  tried once. A macro never overwrites a register other than the input's while such a
+  register is free (`_Search._overwrites`: the program writing the free one instead, with
+  the two names swapped afterwards, is as long and keeps one more value). When the target
+  keeps some rotations or reflections of the grid
   (`codegen.dihedral`: the macros are closed under them, and they fix the input), a state and
   its images are equally far from the target: the key is the least over the images, so only
   one of them is searched (2.8x fewer nodes at depth 5 of mean_cross, 1.8x of kirsch_n).
@@ -66,6 +73,7 @@ import numpy as np
 
 from kalg.codegen import _verify_program
 from kalg.codegen.dihedral import image, stabilizer
+from kalg.codegen.norms import NormBound
 from kalg.codegen.twostep import P as SMALL_P
 from kalg.codegen.twostep import TwoStep
 from kalg.codegen.twostep import fingerprint as small_print
@@ -241,8 +249,15 @@ class Outcome:
 NODES = 6_000_000
 """Default node budget of `shortest_program` (and of `kalg optimize --exhaustive`): at most
 about 15 s of CPU time (a node is a state visited or a child dropped by the two-step test;
-searching every 5-instruction program of a 3x3 kernel took 80000 (kirsch_n) to 5.1 million
-nodes on the kernels measured, so a 6-instruction program is proven shortest or replaced)."""
+searching every 5-instruction program of a 3x3 kernel took 408 (kirsch_n) to 1.0 million
+nodes (emboss; box3 470000) on the kernels measured, so a 6-instruction program is proven shortest
+or replaced; every 6-instruction program of scharr_x takes 3.9 million, of kirsch_ne 11
+million: `--exhaustive-nodes` raises the budget, and the header says what was proven when
+the search stops at it)."""
+
+NORMS_FROM = 3
+"""The norm bounds (`codegen.norms`) are tried on states with at least this many instructions
+left (with two or one left the two-step test and the last instruction's inversion decide)."""
 
 CAPACITY = 2_000_000
 """Default cap on stored kernels and transposition entries (memory; 200000 nodes of sobel
@@ -269,7 +284,7 @@ def shortest_program(kernel: Kernel, *, registers: Sequence[str] = ("A", "B", "C
 class _Search:
     def __init__(self, kernel: Kernel, registers: tuple[str, ...], inp: str, out: str | None,
                  op_set: str, nodes: int, capacity: int, seconds: float | None,
-                 symmetry: bool = True) -> None:
+                 symmetry: bool = True, dominance: bool = True, norms: bool = True) -> None:
         self.kernel, self.registers, self.inp, self.out = kernel, registers, inp, out
         self.op_set, self.max_nodes, self.capacity = op_set, nodes, capacity
         self.deadline = None if seconds is None else time.monotonic() + seconds
@@ -301,6 +316,9 @@ class _Search:
         self.two = TwoStep(machine.firsts, set(self.shapes), small_print(target_e, target_taps))
         self.small: dict[int, int] = {}
         self.symmetries = stabilizer(target_taps) if symmetry else ()
+        self.dominance = dominance
+        self.norms = NormBound(target_e, target_taps, len(registers), tap_steps) \
+            if norms else None
         self.images: list[dict[int, int]] = [{} for _ in self.symmetries]
 
     # ---------------------------------------------------------------- driver
@@ -396,6 +414,10 @@ class _Search:
         key = self._key(regs, writer, used)
         if self.table.get(key, -1) >= left:
             return None
+        if left >= NORMS_FROM and self.norms is not None and self.norms.needs_more(
+                [self._units(v) for v in regs if v >= 0], left):
+            self._store(key, left)
+            return None
         if left == 1:
             found = self._last(regs)
             if found is not None:
@@ -404,9 +426,18 @@ class _Search:
             found = self._expand(regs, writer, used, path, left)
             if found is not None:
                 return found
+        self._store(key, left)
+        return None
+
+    def _store(self, key: tuple, left: int) -> None:
+        """Remember that the state `key` has no program of `left` instructions (while the
+        table has room)."""
         if len(self.table) < self.capacity:
             self.table[key] = left
-        return None
+
+    def _units(self, v: int) -> np.ndarray:
+        """Value v's norms for `codegen.norms` (cached there)."""
+        return self.norms.units(v, *self.pool.values[v])
 
     def _expand(self, regs, writer, used, path, left):
         inp = self.index[self.inp]
@@ -468,6 +499,8 @@ class _Search:
                 fresh = sorted(d for d in self.dests[k] if not defined >> d & 1 and d != inp)
                 if fresh and fresh != free[:len(fresh)]:
                     continue
+                if self.dominance and self._overwrites(k, defined, free):
+                    continue
                 order.append(k)
             singles = np.array([k for k in order if self.single[k]], dtype=np.int64)
             halving: dict[int, list[int]] = {}
@@ -476,6 +509,31 @@ class _Search:
                     halving.setdefault(self.templates[k][1][0], []).append(k)
             found = self.plans[defined] = (order, singles, halving)
         return found
+
+    def _overwrites(self, k: int, defined: int, free: list[int]) -> bool:
+        """Whether template k overwrites a value it need not: it writes a defined register
+        other than the input's (one it does not read, or the only result of a one-result
+        template) while a free register other than the input's is left unwritten by it.
+        Such a program P has a sibling P' of the same length that writes that free register f
+        instead and swaps the names f and r in every later instruction: the same reads see
+        the same values (f is undefined before, so later reads of f in P are of values
+        written after; they read r in P', where the kept old value is overwritten then), a
+        one-result macro's constraints only forbid its destination to equal some operands
+        (a fresh f is none), and the renaming leaves the input register alone, so the goal
+        register is unchanged. P' keeps one more value, so it is never farther from the
+        target; searching only P' loses no shortest program (exactness is tested against
+        the search without this rule)."""
+        inp, dests = self.index[self.inp], self.dests[k]
+        spare = [f for f in free if f not in dests]
+        if not spare:
+            return False
+        _, reads, writes = self.templates[k]
+        for dest, form in writes:
+            if form is None or dest == inp or not defined >> dest & 1:
+                continue
+            if self.single[k] or dest not in reads:
+                return True
+        return False
 
     def _dropped(self, regs: list[int], singles: np.ndarray,
                  halving: dict[int, list[int]]) -> set[int]:

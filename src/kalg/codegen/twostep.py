@@ -105,15 +105,15 @@ class _Table:
         return found
 
     def evaluate_with(self, values: np.ndarray, extra: np.ndarray
-                      ) -> tuple[np.ndarray, np.ndarray]:
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The rows over the source choices that read one more value w at least once, for
-        every w of `extra`: (row index, (len(extra), results) values mod P). A choice's value
-        is a + b * w with a and b fixed by the held values, so this costs one pass over the
-        held values and one product per w and choice."""
+        every w of `extra`: (row index, a, b, (len(extra), results) values a + b * w mod P),
+        a and b per choice fixed by the held values, so this costs one pass over the held
+        values and one product per w and choice."""
         rows, cols, slopes = self._with_gathers(len(values))
         table = np.append((self.array[:, None] * values[None, :] % P).ravel(), 0)
         base = (table[cols[0]] + table[cols[1]] + table[cols[2]]) % P
-        return rows, (base[None, :] + slopes[None, :] * extra[:, None] % P) % P
+        return rows, base, slopes, (base[None, :] + slopes[None, :] * extra[:, None] % P) % P
 
 
 class TwoStep:
@@ -142,6 +142,8 @@ class TwoStep:
         self.zero_rest = any(not r for r in rests)
         self.rest = _Table([r for r in set(rests) if r])
         self.cache: dict[tuple[int, ...], bool] = {}
+        self.inverses: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.bits = np.zeros(_MASK + 1, dtype=bool)
 
     def possible(self, prints: Sequence[int]) -> bool:
         """False only if no two instructions make the target from these values (prints mod P,
@@ -194,14 +196,65 @@ class TwoStep:
         needed = np.sort(needed)
         found = np.zeros(m, dtype=bool)
         if self.rest.rows:
-            found |= (self.rest.evaluate_with(values, ws)[1] == t).any(axis=1)
-        _, one_w = self.first.evaluate_with(values, ws)
-        rows_w, parts_w = self.need.evaluate_with(values, ws)
-        needed_w = (self.bases[rows_w][None, :] - parts_w) % P
-        found |= _member(needed_w, one) | _member(one_w, needed) | (one_w == t).any(axis=1)
-        # w-w: per w, with one key range per w so that one sort serves all of them
-        offsets = np.arange(m, dtype=np.int64)[:, None] * P
-        return found | _member(needed_w + offsets, np.sort((one_w + offsets).ravel()))
+            found |= (self.rest.evaluate_with(values, ws)[3] == t).any(axis=1)
+        _, first_base, _, one_w = self.first.evaluate_with(values, ws)
+        rows_w, need_base, _, parts_w = self.need.evaluate_with(values, ws)
+        need_base = (self.bases[rows_w] - need_base) % P
+        needed_w = (need_base[None, :] - parts_w) % P
+        found |= self._member(needed_w, one) | self._member(one_w, needed) | \
+            (one_w == t).any(axis=1)
+        # w-w: a needed value B - s*w equals a one-step value a + b*w exactly when
+        # (s + b) w = B - a, so the w that match are solved for once per state (the inverses
+        # of s + b depend only on the tables), not compared per w.
+        inverse, degenerate = self._pair_inverses(len(values))
+        gap = (need_base[:, None] - first_base[None, :]) % P
+        if (gap[degenerate] == 0).any():
+            return np.ones(m, dtype=bool)
+        solved = np.sort((gap * inverse % P)[~degenerate])
+        return found | _member(ws[:, None], solved)
+
+    def _pair_inverses(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """For n held values: 1 / (s + b) mod P over every pair of a needed value's slope s
+        (its coefficient of w, negated) and a one-step value's slope b, and where s + b is 0
+        (cached per n)."""
+        found = self.inverses.get(n)
+        if found is None:
+            _, _, need_slope = self.need._with_gathers(n)
+            _, _, first_slope = self.first._with_gathers(n)
+            total = (need_slope[:, None] + first_slope[None, :]) % P
+            degenerate = total == 0
+            found = self.inverses[n] = (_inverse(np.where(degenerate, 1, total)), degenerate)
+        return found
+
+    def _member(self, queries: np.ndarray, table: np.ndarray) -> np.ndarray:
+        """`_member`, with a bitmap of the table's low bits as a first filter: only the
+        queries it lets through are looked up in the sorted table."""
+        if table.size == 0 or queries.size == 0:
+            return np.zeros(len(queries), dtype=bool)
+        low = table & _MASK
+        self.bits[low] = True
+        rows, cols = np.nonzero(self.bits[queries & _MASK])
+        self.bits[low] = False
+        found = np.zeros(len(queries), dtype=bool)
+        if rows.size:
+            probe = queries[rows, cols]
+            at = np.minimum(np.searchsorted(table, probe), table.size - 1)
+            found[rows[table[at] == probe]] = True
+        return found
+
+
+_MASK = (1 << 20) - 1
+
+
+def _inverse(values: np.ndarray) -> np.ndarray:
+    """Elementwise 1 / v mod P for nonzero v (v^(P-2), by repeated squaring in int64: every
+    product of two residues is below 2^62)."""
+    result, base, e = np.ones_like(values), values % P, P - 2
+    while e:
+        if e & 1:
+            result = result * base % P
+        base, e = base * base % P, e >> 1
+    return result
 
 
 def _member(queries: np.ndarray, table: np.ndarray) -> np.ndarray:
