@@ -14,6 +14,7 @@ ranked by `heuristic.Estimator`, bounded by an explicit expansion budget, and de
 
 from __future__ import annotations
 
+from bisect import insort
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
@@ -144,7 +145,7 @@ class Scorer:
     def work(self, move: Move, present: set[Key], classes: set[Key]) -> float:
         """The instruction plus what its operands still need: nothing for a value already
         wanted, a move for a translate of one (or of another operand), else their own cost."""
-        total = float(move.step.cost)
+        total = 2.0 if move.step.op == "double" else 1.0  # `Step.cost`, without the call
         seen: list[Key] = []  # at most 3 operands: a list beats hashing keys into a set
         operands = move.operands
         if type(move) is NearMove and not (present and operands[0].key in present):
@@ -185,7 +186,7 @@ class Bags:
     def __init__(self) -> None:
         self._facts: dict[Bag, _Facts] = {}
         self._key_ids: dict[tuple[Key, ...], int] = {}
-        self.after: dict[tuple[int, int], tuple[_Facts, int, bool]] = {}
+        self.after: dict[tuple[int, int], tuple[_Facts, int, bool, int]] = {}
         self.merges: dict[tuple[int, bool, int], list[Move]] = {}
 
     def facts(self, bag: Bag) -> _Facts:
@@ -204,7 +205,7 @@ class _Facts:
     and the values wanted in it (`wanted`: `_Search._wanted`); the last two computed when
     first asked."""
 
-    __slots__ = ("bag", "bid", "done", "keys", "kid", "lower", "wanted")
+    __slots__ = ("bag", "bid", "done", "keys", "keyset", "kid", "lower", "wanted")
 
     def __init__(self, bag: Bag, keys: tuple[Key, ...], bid: int, kid: int):
         self.bag = bag
@@ -212,6 +213,8 @@ class _Facts:
         self.bid = bid
         self.kid = kid
         self.done = all(k == INPUT_KEY for k in keys)
+        self.keyset = frozenset(keys)
+        """The keys as a set (hashed once: sets keep their members' hashes)."""
         self.lower: int | None = None
         self.wanted: tuple[set[Key], set[Key], dict[Key, list[tuple[int, int]]]] | None = None
 
@@ -219,13 +222,13 @@ class _Facts:
 class _Ranked:
     """A state's moves, best first, and what each leaves once applied (filled as the searches
     apply them): `applied[i]` is None until move i is applied, then (the bag's `_Facts`, the
-    registers the step needs, whether the input is live across it)."""
+    registers the step needs, whether the input is live across it, the step's cost)."""
 
     __slots__ = ("applied", "moves")
 
     def __init__(self, moves: list[Move]):
         self.moves = moves
-        self.applied: list[tuple[_Facts, int, bool] | None] = [None] * len(moves)
+        self.applied: list[tuple[_Facts, int, bool, int] | None] = [None] * len(moves)
 
 
 class Focus(Enum):
@@ -332,7 +335,10 @@ class _Search:
         return _State(facts.bag, facts.keys, 0, facts)
 
     def _select(self, states: list[_State]) -> list[_State]:
-        ranked = sorted(states, key=lambda s: (self._estimate(s), s.keys))
+        for s in states:
+            if s.estimate is None:
+                self._estimate(s)
+        ranked = sorted(states, key=_rank)
         return ranked[: self.limits.beam]
 
     def _estimate(self, state: _State) -> float:
@@ -383,15 +389,15 @@ class _Search:
                 break
             if (after := applied[i]) is None:
                 if (after := shared.get(key := (bid, id(move)))) is None:
-                    after = shared[key] = self._after(state.bag, move)
+                    after = shared[key] = self._after(state.facts, move)
                 applied[i] = after
-            facts, needed, input_live = after
+            facts, needed, input_live, cost = after
             if needed > registers:
                 continue
             step = move.step
             # Making the output bound for the input's register while the input is still live
             # means that output cannot go straight to its register: it costs a final move.
-            g = state.g + step.cost + int(input_live and self.input_output in step.dests)
+            g = state.g + cost + (1 if input_live and self.input_output in step.dests else 0)
             tried += 1
             if facts.done:
                 self.found.append(_State(facts.bag, facts.keys, g, facts, step, state))
@@ -484,20 +490,20 @@ class _Search:
             self.pruned = True
         return True
 
-    def _after(self, bag: Bag, move: Move) -> tuple[_Facts, int, bool]:
-        """The bag before `move`'s step (its `_Facts`), the registers the step needs, and
-        whether the input is live across it: all independent of the register budget."""
+    def _after(self, facts: _Facts, move: Move) -> tuple[_Facts, int, bool, int]:
+        """The bag of `facts` before `move`'s step (its `_Facts`), the registers the step
+        needs, whether the input is live across it, and the step's cost: all independent of
+        the register budget. (The bag's keys are unique and sorted: operands are put in place.)"""
         step = move.step
-        through = [entry for entry in bag if entry[0] not in step.dests]
-        live = {k for k, _ in through}
+        dests = step.dests
+        through = [entry for entry in facts.bag if entry[0] not in dests]
+        live = facts.keyset.difference(dests)
         added = _new_operands(move, live)
         if added:
-            bag = tuple(sorted(through + [(p.key, self.gen.opened(p)) for p in added]))
-        else:
-            bag = tuple(through)
-        needed = need(step, live, len(through) + len(added))
-        return self.scorer.facts(bag), needed, INPUT_KEY in live
-
+            for p in added:
+                insort(through, (p.key, self.gen.opened(p)))
+        needed = need(step, live, len(through))
+        return self.scorer.facts(tuple(through)), needed, INPUT_KEY in live, step.cost
 
 def _new_operands(move: Move, live: set[Key]) -> list[Operand]:
     """The step's operands that are not live across it, one per value (the first)."""
@@ -511,6 +517,10 @@ def _new_operands(move: Move, live: set[Key]) -> list[Operand]:
             else:
                 added.append(part)
     return added
+
+
+def _rank(state: _State) -> tuple[float | None, tuple[Key, ...]]:
+    return state.estimate, state.keys
 
 
 def _bag_keys(bag: Bag) -> tuple[Key, ...]:
