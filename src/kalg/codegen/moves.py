@@ -153,7 +153,6 @@ class MoveGen:
         self._base: dict[Terms, list[Move]] = {}
         self._parts: dict[Terms, Operand] = {}
         self._splits: dict[Terms, list[tuple[Operand, Operand]]] = {}
-        self._index: dict[Terms, tuple[dict[Key, list[int]], dict[Key, list[int]]]] = {}
 
     def release(self) -> None:
         """Cut the links between this generator's operands (`memo.Memo.release`) and forget
@@ -164,7 +163,6 @@ class MoveGen:
         self._parts.clear()
         self._base.clear()
         self._splits.clear()
-        self._index.clear()
 
     # ------------------------------------------------------------------ helpers
     def part(self, terms: Terms) -> Operand:
@@ -400,47 +398,11 @@ class MoveGen:
         if len(terms) >= 2:
             negated = {_negated_key(k) for k in present}
             sizes = {len(canon) for canon in wanted}
-            splits = self.splits(terms)
-            if near and self.fused:
-                for p, q in splits:
-                    out += self._merge_pair(goal, p, q, present, negated, wanted, sizes)
-                    out += self._near_wanted_subs(goal, p, q, present, negated)
-                return out
-            for i in self._reusing(terms, present, wanted):
-                p, q = splits[i]
+            for p, q in self.splits(terms):
                 out += self._merge_pair(goal, p, q, present, negated, wanted, sizes)
+                if near and self.fused:
+                    out += self._near_wanted_subs(goal, p, q, present, negated)
         return out
-
-    def _reusing(self, terms: Terms, present: set[Key],
-                 wanted: dict[Key, list[tuple[int, int]]]) -> list[int]:
-        """The splits of `terms` (their places in `splits`, in order) that `_merge_pair` may
-        make a move of: a part, or its negation, is wanted, or a part is a translate of a
-        wanted value. Found through an index of the splits by their parts' keys, negated
-        keys and canonical keys (built once per goal), not by testing every split of a long
-        sum at every state."""
-        if (index := self._index.get(terms)) is None:
-            index = self._index[terms] = self._split_index(terms)
-        by_key, by_canon = index
-        hits: set[int] = set()
-        for key in present:
-            if (found := by_key.get(key)) is not None:
-                hits.update(found)
-        for canon in wanted:
-            if (found := by_canon.get(canon)) is not None:
-                hits.update(found)
-        return sorted(hits)
-
-    def _split_index(self, terms: Terms) -> tuple[dict[Key, list[int]], dict[Key, list[int]]]:
-        by_key: dict[Key, list[int]] = {}
-        by_canon: dict[Key, list[int]] = {}
-        for i, (p, q) in enumerate(self.splits(terms)):
-            if not p.key or not q.key:
-                continue  # `_merge_pair` makes nothing of it
-            for part in (p, q):
-                for key in (part.key, _negated_key(part.key)):
-                    by_key.setdefault(key, []).append(i)
-                by_canon.setdefault(part.canon, []).append(i)
-        return by_key, by_canon
 
     def _near_wanted_subs(self, goal: Operand, p: Operand, q: Operand, present: set[Key],
                           negated_present: set[Key]) -> list[Move]:
