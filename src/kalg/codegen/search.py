@@ -503,7 +503,7 @@ class _Search:
             for p in added:
                 insort(through, (p.key, self.gen.opened(p)))
         needed = need(step, live, len(through))
-        return self.scorer.facts(tuple(through)), needed, INPUT_KEY in live, step.cost
+        return self.bags.facts(tuple(through)), needed, INPUT_KEY in live, step.cost
 
 def _new_operands(move: Move, live: set[Key]) -> list[Operand]:
     """The step's operands that are not live across it, one per value (the first)."""
