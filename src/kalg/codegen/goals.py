@@ -8,6 +8,7 @@ with integer coefficients, so a partial sum found two different ways merges into
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 
 from kalg.codegen.network import INPUT_NODE, Kind, Network, Terms, translate
@@ -59,6 +60,30 @@ class Space:
             k = terms
         else:
             k = tuple(sorted((a, x, y, c) for (a, x, y), c in self._expand(terms).items() if c))
+        self._keys[terms] = k
+        return k
+
+    def key_rest(self, terms: Terms, whole: Key, other: Key) -> Key:
+        """`key(terms)` where the terms and another term list whose key is `other` make up a
+        sum whose key is `whole` (keys add up: the value is `whole` - `other`, computed from
+        the two keys, which are sorted by atom and place, without expanding the terms)."""
+        if (k := self._keys.get(terms)) is not None:
+            return k
+        if self._is_own_key(terms):
+            k = terms
+        else:
+            out = list(whole)
+            for a, x, y, c in other:
+                i = bisect_left(out, (a, x, y))  # a place sorts before its entries
+                if i < len(out) and out[i][:3] == (a, x, y):
+                    left = out[i][3] - c
+                    if left:
+                        out[i] = (a, x, y, left)
+                    else:
+                        del out[i]
+                else:
+                    out.insert(i, (a, x, y, -c))
+            k = tuple(out)
         self._keys[terms] = k
         return k
 

@@ -37,6 +37,7 @@ class Memo:
         self._spaces: dict[Network, Space] = {}
         self._moves: dict[tuple[Network, str], MoveGen] = {}
         self._scorers: dict[tuple[Network, str, Weights], object] = {}
+        self._bags: dict[tuple[Network, str], object] = {}
 
     def network(self, decomp: Decomposition, cap: int) -> Network:
         """`normalise(decomp, cap)`."""
@@ -65,16 +66,20 @@ class Memo:
         self._spaces.clear()
         self._moves.clear()
         self._scorers.clear()
+        self._bags.clear()
 
     def scorer(self, net: Network, op_set: str, weights: Weights):
-        """The `search.Scorer` of the network, op set and ranking weights."""
-        from kalg.codegen.search import Scorer  # search builds on this module
+        """The `search.Scorer` of the network, op set and ranking weights; the scorers of one
+        network and op set share their `search.Bags`."""
+        from kalg.codegen.search import Bags, Scorer  # search builds on this module
 
         key = (net, op_set, weights)
         if (scorer := self._scorers.get(key)) is None:
             gen = self.moves(net, op_set)
             est = Estimator(gen.space, op_set, weights)
-            scorer = self._scorers[key] = Scorer(gen, est)
+            if (bags := self._bags.get((net, op_set))) is None:
+                bags = self._bags[(net, op_set)] = Bags()
+            scorer = self._scorers[key] = Scorer(gen, est, bags)
         return scorer
 
 

@@ -357,13 +357,32 @@ class MoveGen:
         raw = two_way(terms)
         seen: set[tuple[Terms, Terms]] = set()
         out = []
+        whole = self.part(terms).key
         for a, b in raw:
             a, b = min(a, b), max(a, b)
             if (a, b) not in seen:
                 seen.add((a, b))
-                out.append((self.part(a), self.part(b)))
+                out.append(self._halves(whole, a, b))
         self._splits[terms] = out
         return out
+
+    def _halves(self, whole: Key, a: Terms, b: Terms) -> tuple[Operand, Operand]:
+        """`(part(a), part(b))` for a split of a sum whose key is `whole`. Keys add up, so
+        the key of a new part is the whole's minus the other part's (`Space.key_rest`):
+        cheaper than expanding its terms (the long part of a long sum's one-term-off split)."""
+        pa, pb = self._parts.get(a), self._parts.get(b)
+        if pa is None and pb is None:
+            if len(a) <= len(b):
+                pa = self.part(a)
+            else:
+                pb = self.part(b)
+        if pa is None:
+            pa = self._parts[a] = Operand(a, self.space.key_rest(a, whole, pb.key),
+                                          sum(t[3] for t in a))
+        if pb is None:
+            pb = self._parts[b] = Operand(b, self.space.key_rest(b, whole, pa.key),
+                                          sum(t[3] for t in b))
+        return pa, pb
 
     # ------------------------------------------------------------------ merges
     def merges(self, terms: Terms, present: set[Key],

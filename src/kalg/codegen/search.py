@@ -14,6 +14,7 @@ ranked by `heuristic.Estimator`, bounded by an explicit expansion budget, and de
 
 from __future__ import annotations
 
+from bisect import insort
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
@@ -103,10 +104,15 @@ class Scorer:
     search of them (`memo.Memo`): the ranking of a goal's own moves and the cost of making an
     operand depend on neither the register budget nor the search's state."""
 
-    def __init__(self, gen: MoveGen, est: Estimator):
+    def __init__(self, gen: MoveGen, est: Estimator, bags: Bags | None = None):
         self.gen = gen
         self.est = est
         self.space = gen.space
+        self.bags = bags or Bags()
+        """The bags met by the searches of this network and op set, shared with the other
+        rankings' scorers (`memo.Memo`): what a bag is does not depend on the ranking."""
+        self.works: dict[int, float] = {}
+        """`Estimator.work_left` of each bag met (by its number, `_Facts.bid`): this ranking's."""
         self._ranked_base: dict[tuple[Terms, int], list[tuple[float, Move, frozenset[Key]]]] = {}
         self._ranked_all: dict[Terms, list[tuple[float, Move, frozenset[Key]]]] = {}
         self._operand_costs: dict[Operand, float] = {}
@@ -115,16 +121,10 @@ class Scorer:
         the search (`_Search._ranked`): every search of this network, op set and ranking that
         reaches the same bag reuses it (a rung's screen and refines, and the rungs of the
         ladder, meet the same states often). Keyed by the bag's number (`facts`)."""
-        self._facts: dict[Bag, _Facts] = {}
-        self._key_ids: dict[tuple[Key, ...], int] = {}
 
     def facts(self, bag: Bag) -> _Facts:
-        """The bag's `_Facts` (one object per bag: its keys hashed once)."""
-        if (f := self._facts.get(bag)) is None:
-            keys = _bag_keys(bag)
-            kid = self._key_ids.setdefault(keys, len(self._key_ids))
-            f = self._facts[bag] = _Facts(bag, keys, len(self._facts), kid)
-        return f
+        """The bag's `_Facts` (`Bags.facts`)."""
+        return self.bags.facts(bag)
 
     def base_moves(self, terms: Terms, keep: int) -> list[tuple[float, Move, frozenset[Key]]]:
         """A goal's own moves with their work, best first, the first `keep` only, each with
@@ -145,7 +145,7 @@ class Scorer:
     def work(self, move: Move, present: set[Key], classes: set[Key]) -> float:
         """The instruction plus what its operands still need: nothing for a value already
         wanted, a move for a translate of one (or of another operand), else their own cost."""
-        total = float(move.step.cost)
+        total = 2.0 if move.step.op == "double" else 1.0  # `Step.cost`, without the call
         seen: list[Key] = []  # at most 3 operands: a list beats hashing keys into a set
         operands = move.operands
         if type(move) is NearMove and not (present and operands[0].key in present):
@@ -171,13 +171,41 @@ class Scorer:
         return c
 
 
-class _Facts:
-    """A bag and what the searches ask of it, none of which depends on the register budget:
-    its keys, its number among the bags (`bid`) and among the key tuples (`kid`: the state's
-    identity for `_Search.best_g`), whether it is done, and its estimate without the pressure
-    term and its lower bound (computed when first asked)."""
+class Bags:
+    """The bags that the searches of one network and op set meet, under every ranking (the
+    `Scorer`s of one `MoveGen` share one: `memo.Memo`), and what depends on the bag alone:
+    its `_Facts` (one object per bag, numbered in the order met), what a move leaves of it
+    (`after`: `_Search._after`, by the bag's number and the move; every move a search ranks
+    lives as long as this object, in `MoveGen`'s lists or in `merges`), and the moves of its
+    goals that reuse its wanted values (`merges`: `MoveGen.merges`, by the bag's number,
+    whether near moves are asked for, and the goal's terms object, which is the bag's own).
+    A pure cache: a search finds the same with a fresh one."""
 
-    __slots__ = ("bag", "bid", "done", "keys", "kid", "lower", "work")
+    __slots__ = ("_facts", "_key_ids", "after", "merges")
+
+    def __init__(self) -> None:
+        self._facts: dict[Bag, _Facts] = {}
+        self._key_ids: dict[tuple[Key, ...], int] = {}
+        self.after: dict[tuple[int, int], tuple[_Facts, int, bool, int]] = {}
+        self.merges: dict[tuple[int, bool, int], list[Move]] = {}
+
+    def facts(self, bag: Bag) -> _Facts:
+        """The bag's `_Facts` (one object per bag: its keys hashed once)."""
+        if (f := self._facts.get(bag)) is None:
+            keys = _bag_keys(bag)
+            kid = self._key_ids.setdefault(keys, len(self._key_ids))
+            f = self._facts[bag] = _Facts(bag, keys, len(self._facts), kid)
+        return f
+
+
+class _Facts:
+    """A bag and what the searches ask of it, none of which depends on the register budget
+    or the ranking: its keys, its number among the bags (`bid`) and among the key tuples
+    (`kid`: the state's identity for `_Search.best_g`), whether it is done, its lower bound,
+    and the values wanted in it (`wanted`: `_Search._wanted`); the last two computed when
+    first asked."""
+
+    __slots__ = ("bag", "bid", "done", "keys", "keyset", "kid", "lower", "wanted")
 
     def __init__(self, bag: Bag, keys: tuple[Key, ...], bid: int, kid: int):
         self.bag = bag
@@ -185,20 +213,22 @@ class _Facts:
         self.bid = bid
         self.kid = kid
         self.done = all(k == INPUT_KEY for k in keys)
-        self.work: float | None = None
+        self.keyset = frozenset(keys)
+        """The keys as a set (hashed once: sets keep their members' hashes)."""
         self.lower: int | None = None
+        self.wanted: tuple[set[Key], set[Key], dict[Key, list[tuple[int, int]]]] | None = None
 
 
 class _Ranked:
     """A state's moves, best first, and what each leaves once applied (filled as the searches
     apply them): `applied[i]` is None until move i is applied, then (the bag's `_Facts`, the
-    registers the step needs, whether the input is live across it)."""
+    registers the step needs, whether the input is live across it, the step's cost)."""
 
     __slots__ = ("applied", "moves")
 
     def __init__(self, moves: list[Move]):
         self.moves = moves
-        self.applied: list[tuple[_Facts, int, bool] | None] = [None] * len(moves)
+        self.applied: list[tuple[_Facts, int, bool, int] | None] = [None] * len(moves)
 
 
 class Focus(Enum):
@@ -219,6 +249,7 @@ class _Search:
     def __init__(self, scorer: Scorer, registers: int, limits: Limits, input_register: str,
                  focus: Focus, budget: Budget):
         self.scorer = scorer
+        self.bags = scorer.bags
         self.space = space = scorer.space
         self.gen = scorer.gen
         self.est = scorer.est
@@ -247,7 +278,7 @@ class _Search:
             return []
         if _done(start.bag):
             return [Schedule((), self.outputs)]
-        if self._hopeless(start):
+        if self._hopeless(start.g, start.facts):
             self.beyond = True
             return []
         levels: dict[int, list[_State]] = {0: [start]}
@@ -304,7 +335,10 @@ class _Search:
         return _State(facts.bag, facts.keys, 0, facts)
 
     def _select(self, states: list[_State]) -> list[_State]:
-        ranked = sorted(states, key=lambda s: (self._estimate(s), s.keys))
+        for s in states:
+            if s.estimate is None:
+                self._estimate(s)
+        ranked = sorted(states, key=_rank)
         return ranked[: self.limits.beam]
 
     def _estimate(self, state: _State) -> float:
@@ -312,9 +346,10 @@ class _Search:
         building and hashing the key tuple again costs more than keeping the number)."""
         if state.estimate is None:
             facts = state.facts
-            if facts.work is None:
-                facts.work = self.est.work_left(facts.bag)
-            state.estimate = self.est.with_pressure(facts.work, len(facts.bag), self.registers)
+            works = self.scorer.works
+            if (work := works.get(facts.bid)) is None:
+                work = works[facts.bid] = self.est.work_left(facts.bag)
+            state.estimate = self.est.with_pressure(work, len(facts.bag), self.registers)
         return state.estimate
 
     def _expand_level(self, states: list[_State], levels: dict[int, list[_State]]) -> None:
@@ -338,32 +373,44 @@ class _Search:
         return [c for _, _, c in scored[: self.limits.children]]
 
     def _score_children(self, state: _State, focus: Focus):
-        """Children of the best `moves` moves that fit, scored; records complete schedules."""
+        """Children of the best `moves` moves that fit, scored; records complete schedules.
+        A child is made a state only once it is kept (found, or scored)."""
         scored = []
         tried = 0
         ranked = self._ranked(state, focus)
         applied = ranked.applied
+        shared = self.bags.after
+        bid = state.facts.bid
+        best_g = self.best_g
+        registers = self.registers
+        limit = self.limits.moves
         for i, move in enumerate(ranked.moves):
-            if tried >= self.limits.moves:
+            if tried >= limit:
                 break
             if (after := applied[i]) is None:
-                after = applied[i] = self._after(state.bag, move)
-            child = self._apply(state, move, after)
-            if child is None:
+                if (after := shared.get(key := (bid, id(move)))) is None:
+                    after = shared[key] = self._after(state.facts, move)
+                applied[i] = after
+            facts, needed, input_live, cost = after
+            if needed > registers:
                 continue
+            step = move.step
+            # Making the output bound for the input's register while the input is still live
+            # means that output cannot go straight to its register: it costs a final move.
+            g = state.g + cost + (1 if input_live and self.input_output in step.dests else 0)
             tried += 1
-            facts = child.facts
             if facts.done:
-                self.found.append(child)
-                if self.longest is not None and child.g > self.longest:
+                self.found.append(_State(facts.bag, facts.keys, g, facts, step, state))
+                if self.longest is not None and g > self.longest:
                     self.beyond = True
                 continue
             kid = facts.kid
-            if self.best_g.get(kid, child.g + 1) <= child.g:
+            if best_g.get(kid, g + 1) <= g:
                 continue
-            self.best_g[kid] = child.g
-            if self._hopeless(child):
+            best_g[kid] = g
+            if self._hopeless(g, facts):
                 continue
+            child = _State(facts.bag, facts.keys, g, facts, step, state)
             scored.append((self._estimate(child), child.keys, child))
         return scored, tried > 0
 
@@ -381,27 +428,40 @@ class _Search:
     def _promising(self, state: _State, focus: Focus) -> list[Move]:
         """Moves ranked by the estimated work they leave (cheap and local), best first: the
         best of each goal's own moves, and every move reusing a value already wanted."""
-        bag = state.bag
-        present = {k for k, _ in bag}
-        classes = {self.est.goal_class(k) for k in present}
-        wanted: dict[Key, list[tuple[int, int]]] = {}
-        for key in sorted(present | {INPUT_KEY}):  # the input is there for free
-            canon, anchor = canonical(key)
-            wanted.setdefault(canon, []).append(anchor)
+        facts = state.facts
+        present, classes, wanted = self._wanted(facts)
         ranked = []
         goals = self._goals(state, focus)
         keep = self.limits.moves_per_goal
         score = self.scorer.work
+        near = self.est.w.self_difference
+        merged = self.bags.merges
         for terms in goals:
             own = self.est.goal_cost(terms)
             for work, move, srcs in self.scorer.base_moves(terms, keep):
                 if not present.isdisjoint(srcs):
                     work = score(move, present, classes)
                 ranked.append((work - own, len(ranked), move))
-            for move in self.gen.merges(terms, present, wanted, self.est.w.self_difference):
+            if (merges := merged.get(key := (facts.bid, near, id(terms)))) is None:
+                merges = merged[key] = self.gen.merges(terms, present, wanted, near)
+            for move in merges:
                 ranked.append((score(move, present, classes) - own, len(ranked), move))
         ranked.sort(key=lambda t: (t[0], t[1]))
         return [m for _, _, m in ranked]
+
+    def _wanted(self, facts: _Facts):
+        """The bag's keys, their classes up to translation and sign, and its wanted values
+        by canonical key with their anchors (the input is there for free): computed once
+        per bag."""
+        if (found := facts.wanted) is None:
+            present = {k for k, _ in facts.bag}
+            classes = {self.est.goal_class(k) for k in present}
+            wanted: dict[Key, list[tuple[int, int]]] = {}
+            for key in sorted(present | {INPUT_KEY}):
+                canon, anchor = canonical(key)
+                wanted.setdefault(canon, []).append(anchor)
+            found = facts.wanted = (present, classes, wanted)
+        return found
 
     def _goals(self, state: _State, focus: Focus) -> list[Terms]:
         if focus is Focus.TOP:
@@ -411,9 +471,9 @@ class _Search:
             return [t for k, t in state.bag if k in state.step.srcs and k != INPUT_KEY] or goals
         return goals
 
-    def _hopeless(self, child: _State) -> bool:
-        """Whether the state's lower bound says it cannot beat a schedule found, nor end
-        within `longest`."""
+    def _hopeless(self, g: int, facts: _Facts) -> bool:
+        """Whether a state reached in `g` instructions whose bag has `facts` cannot beat a
+        schedule found, nor end within `longest`, by its lower bound."""
         if self.found:
             limit = min(s.g for s in self.found)
         elif self.longest is None:
@@ -422,42 +482,28 @@ class _Search:
             limit = self.longest + 1
         if self.longest is not None:
             limit = min(limit, self.longest + 1)
-        facts = child.facts
         if facts.lower is None:
             facts.lower = self.est.lower_bound(facts.bag)
-        if child.g + facts.lower < limit:
+        if g + facts.lower < limit:
             return False
-        if self.longest is not None and child.g + facts.lower > self.longest:
+        if self.longest is not None and g + facts.lower > self.longest:
             self.pruned = True
         return True
 
-    def _after(self, bag: Bag, move: Move) -> tuple[_Facts, int, bool]:
-        """The bag before `move`'s step (its `_Facts`), the registers the step needs, and
-        whether the input is live across it: all independent of the register budget."""
+    def _after(self, facts: _Facts, move: Move) -> tuple[_Facts, int, bool, int]:
+        """The bag of `facts` before `move`'s step (its `_Facts`), the registers the step
+        needs, whether the input is live across it, and the step's cost: all independent of
+        the register budget. (The bag's keys are unique and sorted: operands are put in place.)"""
         step = move.step
-        through = [entry for entry in bag if entry[0] not in step.dests]
-        live = {k for k, _ in through}
+        dests = step.dests
+        through = [entry for entry in facts.bag if entry[0] not in dests]
+        live = facts.keyset.difference(dests)
         added = _new_operands(move, live)
         if added:
-            bag = tuple(sorted(through + [(p.key, self.gen.opened(p)) for p in added]))
-        else:
-            bag = tuple(through)
-        needed = need(step, live, len(through) + len(added))
-        return self.scorer.facts(bag), needed, INPUT_KEY in live
-
-    def _apply(self, state: _State, move: Move,
-               after: tuple[_Facts, int, bool]) -> _State | None:
-        """The state before `move`'s step (`after`: `_after`), or None if the step does not
-        fit the budget."""
-        facts, needed, input_live = after
-        if needed > self.registers:
-            return None
-        step = move.step
-        # Making the output bound for the input's register while the input is still live
-        # means that output cannot go straight to its register: it costs a final move.
-        clash = int(input_live and self.input_output in step.dests)
-        return _State(facts.bag, facts.keys, state.g + step.cost + clash, facts, step, state)
-
+            for p in added:
+                insort(through, (p.key, self.gen.opened(p)))
+        needed = need(step, live, len(through))
+        return self.bags.facts(tuple(through)), needed, INPUT_KEY in live, step.cost
 
 def _new_operands(move: Move, live: set[Key]) -> list[Operand]:
     """The step's operands that are not live across it, one per value (the first)."""
@@ -471,6 +517,10 @@ def _new_operands(move: Move, live: set[Key]) -> list[Operand]:
             else:
                 added.append(part)
     return added
+
+
+def _rank(state: _State) -> tuple[float | None, tuple[Key, ...]]:
+    return state.estimate, state.keys
 
 
 def _bag_keys(bag: Bag) -> tuple[Key, ...]:
