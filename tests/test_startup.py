@@ -49,8 +49,8 @@ def test_the_command_line_process_starts_no_blas_thread():
     """numpy's OpenBLAS started a thread per further core; a process with a second thread runs
     `kalg.workers` jobs serially (forking it could deadlock), so the large-kernel path never
     used the second core."""
-    code = ("import kalg.cli, numpy; from kalg import workers; "
-            "print(workers._threads(), workers.workers() >= 1)")
+    code = ("import kalg.cli, numpy; from kalg import resources, workers; "
+            "print(resources.threads(), workers.workers() >= 1)")
     done = subprocess.run([sys.executable, "-c", code], env=ENV, capture_output=True,
                           text=True, timeout=60)
     assert done.stdout.split() == ["1", "True"]

@@ -49,6 +49,19 @@ def address_space() -> int:
     return 0
 
 
+def threads() -> int:
+    """This process's threads (1 where /proc cannot say). Forking a process with more than
+    one can deadlock the child (a lock another thread held at the fork is never released)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("Threads:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 1
+
+
 def cap_address_space(extra_mib: int, lower_only: bool = False) -> None:
     """Set this process's soft address-space limit to its current size plus `extra_mib`, within
     the hard limit; with `lower_only`, never raise a limit the user already set lower."""

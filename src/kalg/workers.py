@@ -36,7 +36,7 @@ import resource
 from collections.abc import Callable, Sequence
 
 from kalg.diagnostics import KalgError
-from kalg.resources import address_space
+from kalg.resources import address_space, threads
 
 WORKERS_ENV = "KALG_WORKERS"
 MAX_WORKERS = 2
@@ -65,7 +65,7 @@ def ordered_map[T](job: Callable[[int], T], count: int, first: Sequence[int] | N
     order = list(first) if first is not None else list(range(count))
     assert sorted(order) == list(range(count)), "first must be a permutation of the jobs"
     processes = min(processes or workers(), count)
-    if processes <= 1 or _threads() > 1:  # forking a threaded process can deadlock the child
+    if processes <= 1 or threads() > 1:  # forking a threaded process can deadlock the child
         return [job(i) for i in range(count)]
     ctx = mp.get_context("fork")
     counter = ctx.RawValue("i", 0)
@@ -97,18 +97,6 @@ def ordered_map[T](job: Callable[[int], T], count: int, first: Sequence[int] | N
     for i in sorted(set(range(count)) - set(results)):  # the jobs a child did not answer
         results[i] = job(i)
     return [results[i] for i in range(count)]
-
-
-def _threads() -> int:
-    """This process's threads (1 where /proc cannot say)."""
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("Threads:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 1
 
 
 def _take(order: Sequence[int], counter, lock):

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kalg.diagnostics import KalgError, ResourceLimitError
-from kalg.resources import cap_address_space, rules_dir
+from kalg.resources import cap_address_space, rules_dir, threads
 
 HEADER = "kernel.egg"
 """Declares the sorts; loaded before every family."""
@@ -133,7 +133,10 @@ def saturate(families: tuple[str, ...], facts: str, stages: tuple[Stage, ...], l
     # module instead of loading it again.
     _bindings()
 
-    ctx = mp.get_context("fork")
+    # A fork is cheapest (the child has egglog loaded already), but forking a process with
+    # other threads (Halide's, a host application's) can deadlock the child: there the child
+    # comes from a fork server, a fresh single-threaded process.
+    ctx = mp.get_context("fork" if threads() <= 1 else "forkserver")
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(child, rules, facts, stages, limits), daemon=True)
     proc.start()
