@@ -3,10 +3,11 @@
 Input: egglog text for the facts (terms, seeded unions, `let`s) and a schedule of rule families from
 `rules/*.egg`. Output: the serialised e-graph (egraph-serialize JSON) and a `SaturationReport`.
 
-One egglog iteration cannot be interrupted and can use tens of GiB, so saturation runs in a forked
-child process under an address-space limit (RLIMIT_AS) and a wall-clock watchdog; node and time
-caps are checked between iterations. A child that runs out of memory or time becomes a clear
-`ResourceLimitError`, never a crashed machine.
+One egglog iteration cannot be interrupted and can use tens of GiB, so saturation runs in a child
+process (forked; from a fork server where this process has other threads) under an address-space
+limit (RLIMIT_AS) and a wall-clock watchdog; node and time caps are checked between iterations.
+A child that runs out of memory or time becomes a clear `ResourceLimitError`, never a crashed
+machine.
 """
 
 from __future__ import annotations
