@@ -192,8 +192,7 @@ def _estimate(bag: dict, m: int, memo: dict, shared: bool) -> int:
     the additions that the goals' overlap saves (`_relief`)."""
     adds, offsets = 0, set()
     for g in bag:
-        if (part := memo.get(g)) is None:
-            part = memo[g] = _goal_estimate(g, m)
+        part = _goal_part(g, m, memo)
         adds += part[0]
         offsets |= part[1]
     if shared:
@@ -201,10 +200,15 @@ def _estimate(bag: dict, m: int, memo: dict, shared: bool) -> int:
     return adds + len(offsets)
 
 
-def _adds(g: Goal, m: int, memo: dict) -> int:
+def _goal_part(g: Goal, m: int, memo: dict) -> tuple[int, frozenset]:
+    """`_goal_estimate` of `g`, memoised by goal."""
     if (part := memo.get(g)) is None:
         part = memo[g] = _goal_estimate(g, m)
-    return part[0]
+    return part
+
+
+def _adds(g: Goal, m: int, memo: dict) -> int:
+    return _goal_part(g, m, memo)[0]
 
 
 def _relief(bag: dict, m: int, memo: dict) -> int:

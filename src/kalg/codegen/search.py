@@ -145,7 +145,7 @@ class Scorer:
     def work(self, move: Move, present: set[Key], classes: set[Key]) -> float:
         """The instruction plus what its operands still need: nothing for a value already
         wanted, a move for a translate of one (or of another operand), else their own cost."""
-        total = 2.0 if move.step.op == "double" else 1.0  # `Step.cost`, without the call
+        total = float(move.step.cost)
         seen: list[Key] = []  # at most 3 operands: a list beats hashing keys into a set
         operands = move.operands
         if type(move) is NearMove and not (present and operands[0].key in present):
@@ -504,6 +504,7 @@ class _Search:
                 insort(through, (p.key, self.gen.opened(p)))
         needed = need(step, live, len(through))
         return self.bags.facts(tuple(through)), needed, INPUT_KEY in live, step.cost
+
 
 def _new_operands(move: Move, live: set[Key]) -> list[Operand]:
     """The step's operands that are not live across it, one per value (the first)."""

@@ -105,15 +105,15 @@ class _Table:
         return found
 
     def evaluate_with(self, values: np.ndarray, extra: np.ndarray
-                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The rows over the source choices that read one more value w at least once, for
-        every w of `extra`: (row index, a, b, (len(extra), results) values a + b * w mod P),
+        every w of `extra`: (row index, a, (len(extra), results) values a + b * w mod P),
         a and b per choice fixed by the held values, so this costs one pass over the held
         values and one product per w and choice."""
         rows, cols, slopes = self._with_gathers(len(values))
         table = np.append((self.array[:, None] * values[None, :] % P).ravel(), 0)
         base = (table[cols[0]] + table[cols[1]] + table[cols[2]]) % P
-        return rows, base, slopes, (base[None, :] + slopes[None, :] * extra[:, None] % P) % P
+        return rows, base, (base[None, :] + slopes[None, :] * extra[:, None] % P) % P
 
 
 class TwoStep:
@@ -196,12 +196,12 @@ class TwoStep:
         needed = np.sort(needed)
         found = np.zeros(m, dtype=bool)
         if self.rest.rows:
-            found |= (self.rest.evaluate_with(values, ws)[3] == t).any(axis=1)
-        _, first_base, _, one_w = self.first.evaluate_with(values, ws)
-        rows_w, need_base, _, parts_w = self.need.evaluate_with(values, ws)
+            found |= (self.rest.evaluate_with(values, ws)[2] == t).any(axis=1)
+        _, first_base, one_w = self.first.evaluate_with(values, ws)
+        rows_w, need_base, parts_w = self.need.evaluate_with(values, ws)
         need_base = (self.bases[rows_w] - need_base) % P
         needed_w = (need_base[None, :] - parts_w) % P
-        found |= self._member(needed_w, one) | self._member(one_w, needed) | \
+        found |= self._filtered(needed_w, one) | self._filtered(one_w, needed) | \
             (one_w == t).any(axis=1)
         # w-w: a needed value B - s*w equals a one-step value a + b*w exactly when
         # (s + b) w = B - a, so the w that match are solved for once per state (the inverses
@@ -226,7 +226,7 @@ class TwoStep:
             found = self.inverses[n] = (_inverse(np.where(degenerate, 1, total)), degenerate)
         return found
 
-    def _member(self, queries: np.ndarray, table: np.ndarray) -> np.ndarray:
+    def _filtered(self, queries: np.ndarray, table: np.ndarray) -> np.ndarray:
         """`_member`, with a bitmap of the table's low bits as a first filter: only the
         queries it lets through are looked up in the sorted table."""
         if table.size == 0 or queries.size == 0:
@@ -237,9 +237,7 @@ class TwoStep:
         self.bits[low] = False
         found = np.zeros(len(queries), dtype=bool)
         if rows.size:
-            probe = queries[rows, cols]
-            at = np.minimum(np.searchsorted(table, probe), table.size - 1)
-            found[rows[table[at] == probe]] = True
+            found[rows[_in_sorted(queries[rows, cols], table)]] = True
         return found
 
 
@@ -261,5 +259,10 @@ def _member(queries: np.ndarray, table: np.ndarray) -> np.ndarray:
     """Per row of `queries`: whether any of its values is in the sorted array `table`."""
     if table.size == 0 or queries.size == 0:
         return np.zeros(len(queries), dtype=bool)
-    at = np.minimum(np.searchsorted(table, queries.ravel()), table.size - 1)
-    return (table[at] == queries.ravel()).reshape(queries.shape).any(axis=1)
+    return _in_sorted(queries.ravel(), table).reshape(queries.shape).any(axis=1)
+
+
+def _in_sorted(values: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """Whether each of `values` is in the sorted, non-empty array `table`."""
+    at = np.minimum(np.searchsorted(table, values), table.size - 1)
+    return table[at] == values
