@@ -58,6 +58,10 @@ class Estimator:
         self.node_cost = [self._node_cost(i) for i in range(len(space.net.nodes))]
         self._goal_cost: dict[Terms, float] = {}
         self._infos: dict[Terms, _GoalInfo] = {}
+        self._infos_by_id: dict[int, tuple[Terms, _GoalInfo]] = {}
+        """`_info` by the identity of the terms object (`work_left`'s lookup, the hottest of
+        the search: a tuple of tuples is hashed anew at every lookup by value, an id is not).
+        Each entry keeps its terms alive, so an id is never reused while this holds it."""
         self._classes: dict[Key, Key] = {}
         self._estimates: dict[tuple[tuple[Key, Terms], ...], float] = {}
 
@@ -172,12 +176,13 @@ class Estimator:
         nodes: set[int] = set()
         placed: set[tuple[int, int, int, int]] = set()
         seen: dict[Key, list[tuple[int, int, int]]] = {}
-        infos = self._infos
+        by_id = self._infos_by_id
         for key, terms in bag:
             if key == INPUT_KEY:
                 continue
-            if (info := infos.get(terms)) is None:
-                info = self._info(key, terms)
+            if (known := by_id.get(id(terms))) is None:
+                known = by_id[id(terms)] = (terms, self._info(key, terms))
+            info = known[1]
             nodes |= info.nodes
             placed |= info.placements
             if info.placements:
@@ -190,7 +195,7 @@ class Estimator:
             total += info.cost + self.w.size
         total += len(placed) * (1 + self.w.size)
         nodes -= {n for n, *_ in placed}
-        total += sum(self.node_cost[n] for n in nodes)
+        total += sum(map(self.node_cost.__getitem__, nodes))
         return total
 
     def _nearest(self, info: _GoalInfo, others: list[tuple[int, int, int]]) -> int:

@@ -29,7 +29,10 @@ SHIFTS_2: dict[Vector, tuple[Dir, ...]] = {
 }
 """Two-step moves as `mov2x`/`add2x`/`sub2x` direction pairs (equal or perpendicular)."""
 
-@dataclass(frozen=True, slots=True)
+# Steps and moves are made by the hundred thousand per compile and never changed after: they are
+# hashable value objects (`unsafe_hash`: the hash and equality of a frozen dataclass) without
+# `frozen`, whose generated __init__ sets each field through object.__setattr__ (five times slower).
+@dataclass(slots=True, unsafe_hash=True)
 class Step:
     """One instruction on values (register-free). `dests[0]` is the result; div's `dests[1]` is
     -x/2. For `sub`/`subx`/`sub2x` the result is srcs[0] (shifted by `dirs`) - srcs[1]."""
@@ -44,7 +47,7 @@ class Step:
         return 2 if self.op == "double" else 1
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Move:
     """`step` makes the goal; `operands` are its operands' values (one per `step.srcs`)."""
 
@@ -57,13 +60,13 @@ class Move:
         return tuple(p.terms for p in self.operands)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class NearMove(Move):
     """A move whose first operand is one step from a value wanted when it was generated
     (`MoveGen._near_wanted_subs`): the search prices that operand at one instruction."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class CentreMove(Move):
     """A 3-operand add along `splits.balanced_three_way` (a long goal's centre-difference
     split); only the `Weights.self_difference` search takes it."""
