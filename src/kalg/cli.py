@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from kalg import __version__
 from kalg.diagnostics import KalgError
-from kalg.resources import PROCESS_MEMORY_MIB, limit_memory
+from kalg.resources import PROCESS_MEMORY_MIB, exit_at_once, limit_memory
 
 # numpy's OpenBLAS starts a thread for each further core when it is imported. kalg's arrays are
 # far too small for threaded BLAS, and a second thread makes `kalg.workers` run every job in this
@@ -85,6 +85,7 @@ def run() -> None:
     and every child process joined before `main` returns, so nothing is lost. In-process callers
     (the tests, an application) call `main` and keep their interpreter; so does a run under a
     profiler, tracer or coverage tool, which writes its results at the usual exit."""
+    exit_at_once()  # caches may be left to the exit below (`codegen.memo`)
     code = main()
     if _watched():
         sys.exit(code)

@@ -76,6 +76,33 @@ def cap_address_space(extra_mib: int, lower_only: bool = False) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (want, hard))
 
 
+_EXITS_AT_ONCE = False
+
+
+def exit_at_once() -> None:
+    """Declare that this process ends with `os._exit` once its command is done (`kalg.cli.run`,
+    the `kalg` command): the system then takes all its memory back at once, so a cache may be
+    left to that end rather than freed object by object (`codegen.memo.Memo.release`)."""
+    global _EXITS_AT_ONCE
+    _EXITS_AT_ONCE = True
+
+
+def exits_at_once() -> bool:
+    """Whether `exit_at_once` was declared (never in an in-process caller: tests, an API)."""
+    return _EXITS_AT_ONCE
+
+
+def resident_mib() -> float:
+    """This process's resident memory in MiB (0 where /proc cannot say)."""
+    import os
+
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def limit_memory() -> None:
     """Cap kalg's own address space at start-up plus KALG_MEMORY_MIB, so that a blow-up in any
     stage becomes a MemoryError and a clear message, never a machine that swaps or an

@@ -28,3 +28,28 @@ def test_a_shared_memo_gives_the_same_programs_as_fresh_searches():
             shared = _outcome(decomp, registers, op_set, memo)
             assert shared == _outcome(decomp, registers, op_set), (op_set, registers)
     assert shared is not None  # the six-register search found a program
+
+
+def test_a_memo_left_to_the_exit_is_empty_after_release_and_searches_the_same(monkeypatch):
+    """In the `kalg` command (which ends with os._exit) a released memo's contents are left to
+    the exit, not freed one by one: the memo is still empty afterwards, and searching with it
+    again finds what a fresh search finds."""
+    import gc
+
+    from kalg import resources
+    from kalg.codegen import memo as memo_module
+
+    monkeypatch.setattr(resources, "_EXITS_AT_ONCE", True)
+    monkeypatch.setattr(memo_module, "_LEFT", [])
+    kernel = Kernel.from_rows([[1, 0, -1], [2, 0, -2], [1, 0, -1]])
+    decomp = direct_decomposition({"A": kernel})
+    memo = codegen.Memo()
+    try:
+        first = _outcome(decomp, tuple("ABCDEF"), "all", memo)
+        memo.release()
+        assert memo_module._LEFT  # left to the exit, not freed
+        assert not (memo._networks or memo._moves or memo._scorers or memo._bags)
+        assert _outcome(decomp, tuple("ABCDEF"), "all", memo) == first
+    finally:
+        gc.unfreeze()  # the rest of the test session collects as usual
+    assert first == _outcome(decomp, tuple("ABCDEF"), "all")

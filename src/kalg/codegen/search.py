@@ -184,17 +184,27 @@ class Bags:
     __slots__ = ("_facts", "_key_ids", "after", "merges")
 
     def __init__(self) -> None:
-        self._facts: dict[Bag, _Facts] = {}
-        self._key_ids: dict[tuple[Key, ...], int] = {}
+        self._facts: dict[tuple[frozenset[Key], tuple[int, ...]], _Facts] = {}
+        self._key_ids: dict[frozenset[Key], int] = {}
         self.after: dict[tuple[int, int], tuple[_Facts, int, bool, int]] = {}
         self.merges: dict[tuple[int, bool, int], list[Move]] = {}
 
-    def facts(self, bag: Bag) -> _Facts:
-        """The bag's `_Facts` (one object per bag: its keys hashed once)."""
-        if (f := self._facts.get(bag)) is None:
-            keys = _bag_keys(bag)
-            kid = self._key_ids.setdefault(keys, len(self._key_ids))
-            f = self._facts[bag] = _Facts(bag, keys, len(self._facts), kid)
+    def facts(self, bag: Bag, keyset: frozenset[Key] | None = None) -> _Facts:
+        """The bag's `_Facts`; `keyset`: its keys as a set, if the caller has it.
+
+        Looked up by the key set and the identities of the terms objects, not by the bag:
+        hashing a bag hashes every tuple in it anew (tuples keep no hash), while a set keeps
+        its members' hashes, and a key set with its terms objects is one bag. (Equal terms
+        held in two objects would only give the same bag a second, equal `_Facts`: every use
+        is a cache of a pure function of the bag. Each `_Facts` keeps its terms alive, so an
+        id is never reused while it is a key here.) The keys are unique and sorted, so the key
+        set also stands for the key tuple: the state's identity (`kid`)."""
+        if keyset is None:
+            keyset = frozenset([k for k, _ in bag])
+        ident = (keyset, tuple([id(t) for _, t in bag]))
+        if (f := self._facts.get(ident)) is None:
+            kid = self._key_ids.setdefault(keyset, len(self._key_ids))
+            f = self._facts[ident] = _Facts(bag, _bag_keys(bag), keyset, len(self._facts), kid)
         return f
 
 
@@ -207,13 +217,14 @@ class _Facts:
 
     __slots__ = ("bag", "bid", "done", "keys", "keyset", "kid", "lower", "wanted")
 
-    def __init__(self, bag: Bag, keys: tuple[Key, ...], bid: int, kid: int):
+    def __init__(self, bag: Bag, keys: tuple[Key, ...], keyset: frozenset[Key], bid: int,
+                 kid: int):
         self.bag = bag
         self.keys = keys
         self.bid = bid
         self.kid = kid
-        self.done = all(k == INPUT_KEY for k in keys)
-        self.keyset = frozenset(keys)
+        self.done = keyset <= _INPUT_ONLY
+        self.keyset = keyset
         """The keys as a set (hashed once: sets keep their members' hashes)."""
         self.lower: int | None = None
         self.wanted: tuple[set[Key], set[Key], dict[Key, list[tuple[int, int]]]] | None = None
@@ -503,7 +514,12 @@ class _Search:
             for p in added:
                 insort(through, (p.key, self.gen.opened(p)))
         needed = need(step, live, len(through))
-        return self.bags.facts(tuple(through)), needed, INPUT_KEY in live, step.cost
+        keyset = live.union([p.key for p in added]) if added else live
+        return self.bags.facts(tuple(through), keyset), needed, INPUT_KEY in live, step.cost
+
+
+_INPUT_ONLY = frozenset([INPUT_KEY])
+"""A bag whose keys are within this set is done."""
 
 
 def _new_operands(move: Move, live: set[Key]) -> list[Operand]:
