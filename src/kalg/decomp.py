@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from fractions import Fraction
 
-from kalg.kernel import Kernel
+from kalg.kernel import Dyadic, Kernel, dyadic_combination, from_dyadic
 
 
 class Op(StrEnum):
@@ -58,8 +58,13 @@ class Decomposition:
         return out
 
     def output_kernels(self) -> dict[str, Kernel]:
-        ks = self.kernels()
-        return {name: ks[i] for name, i in self.outputs}
+        """The exact kernel of each output: the values of `kernels()`, computed on integers
+        (`kernel.Dyadic`: every value is an integer combination of halvings), and only the
+        outputs made kernels (a large kernel's decomposition has hundreds of values)."""
+        done: list[Dyadic] = []
+        for v in self.values:
+            done.append(_dyadic_meaning(v, done))
+        return {name: from_dyadic(done[i]) for name, i in self.outputs}
 
     def live(self) -> list[int]:
         """Indices of values reachable from the outputs, in topological order."""
@@ -100,6 +105,20 @@ def _meaning(v: Value, done: list[Kernel]) -> Kernel:
         case Op.HALF:
             return a[0].scale(Fraction(1, 2))
     raise AssertionError(f"unknown op {v.op}")
+
+
+_DYADIC_TERMS = {Op.ADD: ((1, 0), (1, 0)), Op.SUB: ((1, 0), (-1, 0)), Op.NEG: ((-1, 0),),
+                 Op.HALF: ((1, 1),), Op.SHIFT: ((1, 0),)}
+"""Each op's value as Σ (n / 2**e) · argument: (n, e) per argument."""
+
+
+def _dyadic_meaning(v: Value, done: list[Dyadic]) -> Dyadic:
+    """`_meaning` on `kernel.Dyadic` values (the same kernel, domain included)."""
+    if v.op is Op.INPUT:
+        return 0, {(0, 0): 1}
+    dx, dy = (v.dx, v.dy) if v.op is Op.SHIFT else (0, 0)
+    return dyadic_combination((n, e, done[i], dx, dy)
+                              for (n, e), i in zip(_DYADIC_TERMS[v.op], v.args, strict=True))
 
 
 class DagBuilder:

@@ -10,7 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from kalg.diagnostics import VerificationError
-from kalg.kernel import Kernel
+from kalg.kernel import (
+    Dyadic,
+    Kernel,
+    dyadic_coefficient,
+    dyadic_combination,
+    from_dyadic,
+    to_dyadic,
+)
 from kalg.scamp5.isa import NEWS, REGISTERS, SIMULATED_REGISTERS, Instr
 
 State = dict[str, Kernel | None]
@@ -52,10 +59,56 @@ def execute(program: Sequence[Instr], input_register: str = "A") -> State:
     If register R holds kernel K (R(p) = Σ_o K(o)·in(p + o)), then R read at p + d holds K with
     every entry moved by +d, which is why `step` uses `Kernel.shift(dx, dy)`.
     """
-    state = initial_state(input_register)
+    return run(initial_state(input_register), program)
+
+
+def run(state: State, program: Sequence[Instr]) -> State:
+    """The state after `program` from `state`: `step` after `step`, computed on integers
+    (`kernel.Dyadic`: every value SCAMP-5 makes is an integer over a power of two) and read
+    back as kernels at the end - the same values as `step`'s, several times faster on large
+    kernels. A state or coefficient that is not dyadic is run with `step` itself."""
+    values: dict[str, Dyadic | None] = {}
+    for reg, kernel in state.items():
+        values[reg] = None if kernel is None else to_dyadic(kernel)
+        if kernel is not None and values[reg] is None:
+            return _stepped(state, program)
+    written: set[str] = set()
+    try:
+        for instr in program:
+            new = {}
+            for dest, form in instr.effects():
+                new[dest] = _form_value(values, form) if form is not None else None
+            values.update(new)
+            written.update(new)
+    except _NotDyadic:
+        return _stepped(state, program)
+    # A register the program never wrote keeps its kernel as it was (untrimmed, as by `step`).
+    return {reg: state[reg] if reg not in written else None if v is None
+            else from_dyadic(v, trim=True) for reg, v in values.items()}
+
+
+class _NotDyadic(Exception):
+    """A coefficient that is no integer over a power of two: `run` falls back to `step`."""
+
+
+def _stepped(state: State, program: Sequence[Instr]) -> State:
     for instr in program:
         state = step(state, instr)
     return state
+
+
+def _form_value(values: dict[str, Dyadic | None], form) -> Dyadic | None:
+    """`step`'s value of one right-hand side: None where it reads an undefined register."""
+    terms = []
+    for coef, reg, (dx, dy) in form:
+        value = values.get(reg)
+        if value is None:
+            return None
+        if (nc := dyadic_coefficient(coef)) is None:
+            raise _NotDyadic(coef)
+        terms.append((nc[0], nc[1], value, dx, dy))
+    e, entries = dyadic_combination(terms)
+    return e, {o: c for o, c in entries.items() if c}
 
 
 def mismatches(state: State, targets: Mapping[str, Kernel]) -> list[str]:
@@ -100,8 +153,7 @@ def verify_exact_channels(program: Sequence[Instr], targets: Mapping[str, Mappin
         for other in inputs:
             if other != channel:
                 state[other] = Kernel.empty()
-        for instr in program:
-            state = step(state, instr)
+        state = run(state, program)
         want = {reg: parts.get(channel, Kernel.empty()) for reg, parts in targets.items()}
         problems += [f"input {channel}: {p}" for p in mismatches(state, want)]
     if problems:
