@@ -272,6 +272,8 @@ class _Search:
         self.best_g: dict[int, int] = {}
         """Fewest instructions a state of each key tuple (`_Facts.kid`) was reached with."""
         self.found: list[_State] = []
+        self.least: int | None = None
+        """The fewest instructions of a schedule in `found` (None while it is empty)."""
         self.expanded = 0
         self.focus = focus
         self.budget = budget
@@ -334,7 +336,7 @@ class _Search:
             return True
         if not self.found:
             return False
-        return self.budget.spent() or g >= min(s.g for s in self.found)
+        return self.budget.spent() or g >= self.least
 
     def _start(self) -> _State | None:
         goals: dict[Key, Terms] = {}
@@ -412,6 +414,8 @@ class _Search:
             tried += 1
             if facts.done:
                 self.found.append(_State(facts.bag, facts.keys, g, facts, step, state))
+                if self.least is None or g < self.least:
+                    self.least = g
                 if self.longest is not None and g > self.longest:
                     self.beyond = True
                 continue
@@ -485,8 +489,8 @@ class _Search:
     def _hopeless(self, g: int, facts: _Facts) -> bool:
         """Whether a state reached in `g` instructions whose bag has `facts` cannot beat a
         schedule found, nor end within `longest`, by its lower bound."""
-        if self.found:
-            limit = min(s.g for s in self.found)
+        if self.least is not None:
+            limit = self.least
         elif self.longest is None:
             return False
         else:
