@@ -29,7 +29,7 @@ from kalg.codegen.moves import MoveGen
 from kalg.codegen.network import Network, normalise
 from kalg.decomp import Decomposition
 
-LEAVE_UNDER_MIB = 1024
+LEAVE_UNDER_MIB = 512
 """A process that ends with `os._exit` leaves a released memo's contents to its end while its
 resident memory is under this (`Memo.release`); above it, memos are freed as elsewhere, so
 that a compile with many large searches does not keep them all."""
