@@ -92,15 +92,15 @@ def exits_at_once() -> bool:
     return _EXITS_AT_ONCE
 
 
-def resident_mib() -> float:
-    """This process's resident memory in MiB (0 where /proc cannot say)."""
+def resident_mib() -> float | None:
+    """This process's resident memory in MiB (None where /proc cannot say)."""
     import os
 
     try:
         with open("/proc/self/statm") as statm:
             return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
     except (OSError, ValueError, IndexError):
-        return 0.0
+        return None
 
 
 def limit_memory() -> None:

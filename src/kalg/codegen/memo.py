@@ -72,11 +72,13 @@ class Memo:
 
         In a process that ends with `os._exit` (`resources.exits_at_once`: the `kalg`
         command), the contents are left to that end instead, while the process holds less
-        than `LEAVE_UNDER_MIB`: freeing millions of search states one by one takes a tenth
-        of a median compile, after its searches, for memory the exit returns anyway. They
-        are moved out of the collector's sight (`gc.freeze`), so that no later collection
-        walks them. The memo is empty afterwards either way."""
-        if resources.exits_at_once() and resources.resident_mib() < LEAVE_UNDER_MIB:
+        than `LEAVE_UNDER_MIB` (where the system says how much it holds): freeing millions
+        of search states one by one takes a tenth of a median compile, after its searches,
+        for memory the exit returns anyway. They are moved out of the collector's sight
+        (`gc.freeze`), so that no later collection walks them. The memo is empty afterwards
+        either way."""
+        resident = resources.resident_mib() if resources.exits_at_once() else None
+        if resident is not None and resident < LEAVE_UNDER_MIB:
             _LEFT.append((self._networks, self._spaces, self._moves, self._scorers,
                           self._bags))
             self.__init__()
