@@ -1,16 +1,34 @@
 """The per-output baseline of the filter contract, for the scaling study's random filters.
 
-    PYTHONPATH=src python scripts/sequence_baseline.py [--registers 6] [--counts 2 3 4]
+    PYTHONPATH=src python scripts/sequence_baseline.py [--registers 6] [--counts 2 3 4 6]
                                                        [--filters 10] [--seed 0]
 
 For each filter of `scripts/scaling.py` (sample j: the first k kernels of
 `random_kernels(10, seed + j)`, outputs in A, B, C, ...), each output's own compile
 (`filters._stage`: its own e-graph and candidates, default limits) into its register with the
 registers actually free: the input and the outputs already made kept, the output in the input's
-register last (it may overwrite the input), in register order. Prints, per k, how many filters
-have such a sequence (every stage fits) and its length per filter as JSON lines, so that the
-study can put "together" beside it. A filter is never longer than this sequence where it exists
-(`filters._one_at_a_time`).
+register last (it may overwrite the input), in register order. The last stage may also be the
+constant-matrix program of that one kernel (`codegen.matrix_filter`: three divisions, then a
+walk), where it is shorter or the own compile finds none: with the input free to overwrite it
+needs three registers, and the own compile of a random kernel in three does not fit. Prints,
+per k, how many filters have such a sequence (every stage fits) and its length per filter as
+JSON lines, so that the study can put "together" beside it. A filter is never longer than
+this sequence where it exists (`filters._one_at_a_time` tries the same stages and, after each,
+the constant-matrix program of the outputs left).
+
+With one output per register (k = number of registers) the last stage has the input's register
+alone: a compile of one kernel there can only shift the input (`add(A, A, A)`, `neg(A, A)` and
+`divq(A, A)` break the operand rules, `div` writes three registers), so that sequence exists
+only for a kernel that is the input shifted. In op set all a halving needs `div` or `diva`,
+which write three registers, so already a stage with two writable registers besides the kept
+input (the fourth of five outputs, the fifth of six) cannot make a kernel whose coefficients
+are not all integers: with 6 registers and op set all no sequence exists for k >= 5. For a
+filter with one output per register the script also prints `in_place` {j: length}: the first
+j stages of the sequence (each output's own compile, the input kept in A), then the outputs
+left made as the filter's own "last output in place" candidate makes them (`codegen.filling`:
+the constant-matrix program for all but one, L, in the registers left, then L in place from
+the other five at integer weights over the 3x3 shifts; j = 0 is that candidate's construction
+alone). Every such program is verified exactly (`codegen._verify_program`).
 """
 
 from __future__ import annotations
@@ -26,25 +44,54 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from scaling import REGISTERS, random_kernels
 
+from kalg import codegen
+from kalg.codegen import filling
+from kalg.codegen.matrix import _integer_matrix
 from kalg.filters import _stage
 from kalg.kernel import Kernel
 from kalg.pipeline import Settings
 from kalg.settings import Deadline
 
 
-def sequence(kernels, registers: tuple[str, ...]) -> tuple[int | None, str]:
+def sequence(kernels, registers: tuple[str, ...]) -> dict:
+    """{"sequence": length or None, "why": ...}; with one output per register also
+    {"in_place": {j: length}}: the first j stages, then the outputs left by the filter's
+    "last output in place" construction in the registers left (`in_place`)."""
     outputs = {registers[i]: Kernel.from_rows(k.tolist()).scale(Fraction(1, 8))
                for i, k in enumerate(kernels)}
     done: list[str] = []
-    total = 0
+    program: list = []
+    result: dict = {"sequence": None}
+    full = len(outputs) == len(registers)
+    if full:
+        result["in_place"] = {}
     for reg in sorted(outputs, key=lambda r: (r == "A", registers.index(r))):
+        if full and reg != "A":
+            result["in_place"][len(done)] = in_place(program, outputs, registers, done)
         free = tuple(r for r in registers if r not in done)
         part = _stage(reg, outputs[reg], free, "A", "all", Settings(), Deadline(None))
+        if reg == "A" and (alone := codegen.matrix_filter({reg: outputs[reg]}, free, "A",
+                                                           "all")) is not None:
+            part = alone if part is None or len(alone) < len(part) else part
         if part is None:
-            return None, f"{reg} does not fit in {' '.join(free)}"
-        total += len(part)
+            return {**result, "why": f"{reg} does not fit in {' '.join(free)}"}
+        program += part
         done.append(reg)
-    return total, "every stage fits"
+    return {**result, "sequence": len(program), "why": "every stage fits"}
+
+
+def in_place(first: list, outputs: dict, registers: tuple[str, ...],
+             done: list[str]) -> int | None:
+    """`first` (the outputs `done`, by their own compiles; the input kept in A) followed by
+    the other outputs as the filter's "last output in place" candidate makes them
+    (`filling._combination` with `done`), verified exactly; None where it finds none."""
+    m, rows = _integer_matrix({r: {"A": k} for r, k in outputs.items()})
+    found = filling._combination(rows, registers, "A", "all", m, tuple(done))
+    if found is None:
+        return None
+    program = first + found[0]
+    codegen._verify_program(program, outputs, "A", "all", registers)
+    return len(program)
 
 
 def main() -> int:
@@ -58,8 +105,8 @@ def main() -> int:
     for k in args.counts:
         for j in range(args.filters):
             start = time.process_time()
-            length, why = sequence(random_kernels(10, args.seed + j)[:k], registers)
-            print(json.dumps({"k": k, "sample": j, "sequence": length, "why": why,
+            found = sequence(random_kernels(10, args.seed + j)[:k], registers)
+            print(json.dumps({"k": k, "sample": j, **found,
                               "cpu": round(time.process_time() - start, 1)}), flush=True)
     return 0
 

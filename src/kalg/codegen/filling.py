@@ -98,7 +98,8 @@ BUILT = 4
 (`_combination`; a kept value the constant-matrix program cannot keep does not count)."""
 
 
-def _combination(rows, registers, ch, op_set, m) -> tuple[list[Instr], str] | None:
+def _combination(rows, registers, ch, op_set, m, done: Sequence[str] = (),
+                 ) -> tuple[list[Instr], str] | None:
     """The output written last, L, as S^d·v + Σ_{j,e} q_{j,e}·S^e·K_j, integer q over the
     shifts `SHIFTS` of the other outputs, where v is what L kept while they were made: 0 (L
     free) or u·s for u in `KEPT_UNITS` (s the input over 2^m, a value of the constant-matrix
@@ -110,34 +111,31 @@ def _combination(rows, registers, ch, op_set, m) -> tuple[list[Instr], str] | No
     weights made cheaper by an integer program (`_cheapest`): the others by the
     constant-matrix program (with u·s kept in L), then L's walk over them, starting from v
     (`matrix._emit_output`, which writes only its own register). The shortest; None if no q
-    is found. Deterministic (ties broken by register, value and shift)."""
+    is found. Deterministic (ties broken by register, value and shift).
+
+    `done`: outputs already in their registers (made by a program the caller puts first, the
+    input kept in its register): they are read, never written, and never the last."""
     from kalg.codegen.matrix import _emit_output
 
     fused = op_set == "all"
-    choices = []
-    for last in sorted(rows, key=registers.index):
-        others = [r for r in sorted(rows, key=registers.index) if r != last]
-        columns = [rows[r] for r in others]
-        for units in (0, *(u for u in KEPT_UNITS if abs(u) <= 2 ** m)):
-            for d in KEPT_SHIFTS if units else ((0, 0),):
-                target = _minus(rows[last], (ch, d), units)
-                q = _lattice_weights(target, columns, cheapest=None)
-                if q is not None:
-                    choices.append((_walk_cost(list(q.values()), _by_shift(q), fused),
-                                    registers.index(last), abs(units), units < 0, d, last,
-                                    units, others))
+    choices = _scan(rows, registers, ch, m, fused, done)
     firsts: dict = {}
-    best: tuple[list[Instr], str] | None = None
-    built = 0
-    for *_, d, last, units, others in sorted(choices):
-        if built == BUILT:
-            break
+
+    def first_of(last, units):
         if (last, units) not in firsts:
-            firsts[last, units] = _others_first(rows, registers, ch, op_set, m, last, units)
-        first = firsts[last, units]
-        if first is None:
-            continue
-        built += 1
+            firsts[last, units] = _others_first(rows, registers, ch, op_set, m, last, units,
+                                                done)
+        return firsts[last, units]
+
+    picked = []
+    for choice in sorted(choices):
+        if len(picked) == BUILT:
+            break
+        if first_of(*choice[-3:-1]) is not None:
+            picked.append(choice)
+    best: tuple[list[Instr], str] | None = None
+    for *_, d, last, units, others in picked:
+        first = first_of(last, units)
         q = _lattice_weights(_minus(rows[last], (ch, d), units), [rows[r] for r in others],
                              fused)
         assert q is not None  # found above; the integer program only replaces it if cheaper
@@ -155,6 +153,24 @@ def _combination(rows, registers, ch, op_set, m) -> tuple[list[Instr], str] | No
     return best
 
 
+def _scan(rows, registers, ch, m, fused, done) -> list[tuple]:
+    """(estimated walk, register index, |u|, u < 0, d, L, u, the others) for every choice of
+    `_combination` whose weights LLL finds."""
+    choices = []
+    for last in sorted((r for r in rows if r not in done), key=registers.index):
+        others = [r for r in sorted(rows, key=registers.index) if r != last]
+        columns = [rows[r] for r in others]
+        for units in (0, *(u for u in KEPT_UNITS if abs(u) <= 2 ** m)):
+            for d in KEPT_SHIFTS if units else ((0, 0),):
+                target = _minus(rows[last], (ch, d), units)
+                q = _lattice_weights(target, columns, cheapest=None)
+                if q is not None:
+                    choices.append((_walk_cost(list(q.values()), _by_shift(q), fused),
+                                    registers.index(last), abs(units), units < 0, d, last,
+                                    units, others))
+    return choices
+
+
 def _minus(row: dict, key, units: int) -> dict:
     out = dict(row)
     if units:
@@ -167,10 +183,14 @@ def _by_shift(q: dict) -> list[list[int]]:
     return [[i for i, (_, e) in enumerate(keys) if e == shift] for shift in SHIFTS]
 
 
-def _others_first(rows, registers, ch, op_set, m, last, units) -> list[Instr] | None:
-    """The constant-matrix program of every output but `last`, with units·s kept in `last`
-    (units 0: `last` free), or None where it has none."""
-    kept = {r: row for r, row in rows.items() if r != last}
+def _others_first(rows, registers, ch, op_set, m, last, units, done=()) -> list[Instr] | None:
+    """The constant-matrix program of every output but `last` and those `done`, in the
+    registers not `done`, with units·s kept in `last` (units 0: `last` free), or None where
+    it has none."""
+    registers = [r for r in registers if r not in done]
+    kept = {r: row for r, row in rows.items() if r != last and r not in done}
+    if not kept and not units:
+        return []  # nothing left to make but `last`, which is free
     if units:
         kept[last] = {(ch, (0, 0)): units}
     kernels = {r: {ch: Kernel.of({off: Fraction(c, 2 ** m) for (_, off), c in row.items()})}

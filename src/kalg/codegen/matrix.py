@@ -91,11 +91,12 @@ def matrix_program(outputs: Mapping[str, Mapping[str, Kernel]], registers: Seque
              for plan_reuse in (True, False)[:2 if len(rows) > 1 else 1]]
     plans += _ranked_plans(rows, registers, inputs, fused, m, drop_copies, last, cache, plans)
     best: list[Instr] | None = None
-    for order, wanted, plan_reuse in plans:
-        program = _Builder(registers, tuple(inputs), fused, m, drop_copies, plan_reuse,
-                           cache).run(rows, order, wanted)
-        if program is not None and (best is None or len(program) < len(best)):
-            best = program
+    for keep in (None, last) if last else (None,):
+        for order, wanted, plan_reuse in plans:
+            program = _Builder(registers, tuple(inputs), fused, m, drop_copies, plan_reuse,
+                               cache, keep).run(rows, order, wanted)
+            if program is not None and (best is None or len(program) < len(best)):
+                best = program
     return best
 
 
@@ -207,6 +208,12 @@ class _Builder:
     cache: dict | None = None
     """`_reuse`'s answers, shared by the builds of one `matrix_program` call (same rows)."""
 
+    keep: str | None = None
+    """The output made last whose register keeps a pool value (`matrix_program`'s `last`),
+    if its division is to leave that value there (`_slots`) and the pool cuts are to count it
+    as made (`_benefit`): built besides the plain build, which may put the value elsewhere
+    and move it (the shorter wins)."""
+
     def run(self, rows, order, wanted, dry: bool = False) -> list[Instr] | int | None:
         """The program for `order` and pool `wanted`, or None; `dry`: its length estimated
         (the pool's instructions plus each output's `_estimate`), the walks not built."""
@@ -294,7 +301,7 @@ class _Builder:
                 self.held[free[0]] = (ch, half)
                 src = free[0]
             elif keep and len(free) >= 3:
-                y0, y1, y2 = free[:3]
+                y0, y1, y2 = self._slots(free, ch, (half, -half, value))[:3]
                 self.program.append(Div4(y0, y1, y2, src))
                 self.held[y0], self.held[y1], self.held[y2] = (ch, half), (ch, -half), (ch, value)
                 del self.held[src]
@@ -302,12 +309,28 @@ class _Builder:
             else:
                 if len(free) < 2:
                     raise _Failed
-                y0, y1 = free[:2]
+                y0, y1 = self._slots(free, ch, (half, -half))[:2]
                 self.program.append(Div(y0, y1, src))
                 del self.held[src]
                 self.held[y0], self.held[y1] = (ch, half), (ch, -half)
                 src = y0
             value = half
+
+    def _slots(self, free: list[str], ch: str, values: tuple[int, ...]) -> list[str]:
+        """`free` reordered so that the register `keep`, if its output is exactly values[i]·s
+        of `ch`, unshifted, is the i-th: a division then leaves that output in its register
+        (kept, `_kept`), whichever of div's results it is. Without it -s always went to the second
+        free register, so a filter that fills the register file could not keep -s in the
+        register it writes last (`codegen.filling`; seed 1 of six outputs: that choice's
+        weights are the cheapest of all)."""
+        chosen: list[str | None] = []
+        for v in values:
+            chosen.append(next((r for r in free if r == self.keep and r not in chosen
+                                and self.rows.get(r) == {(ch, (0, 0)): v}), None))
+        if not any(chosen):
+            return free
+        rest = iter([r for r in free if r not in chosen])
+        return [c if c is not None else next(rest, None) for c in chosen] + list(rest)
 
     def _make_sum(self, ch: str, w: int) -> None:
         """w·s as the sum or difference of two pool values (one instruction), if any pair fits
@@ -332,7 +355,8 @@ class _Builder:
         total = 0
         done = list(self.done) if self.plan_reuse else []
         for reg in self.order[start:]:
-            total += self._reuse(reg, done, held)[2]
+            if reg != self.keep or not self._kept(reg, held):  # kept: it costs nothing
+                total += self._reuse(reg, done, held)[2]
             if self.plan_reuse:
                 done.append(reg)
         return total
@@ -361,12 +385,14 @@ class _Builder:
             else:
                 self._drop_least(i, only=reg)
 
-    def _kept(self, reg: str) -> bool:
-        """Whether `reg` already holds its output: a pool value, unshifted (the value a
-        filter that fills the register file keeps in its last register)."""
+    def _kept(self, reg: str, held: Mapping[str, Value] | None = None) -> bool:
+        """Whether `reg` already holds its output in `held` (default: the pool now): a pool
+        value, unshifted (the value a filter that fills the register file keeps in its last
+        register)."""
+        held = self.held if held is None else held
         row = self.rows[reg]
-        return reg in self.held and len(row) == 1 and next(iter(row)) == (
-            self.held[reg][0], (0, 0)) and next(iter(row.values())) == self.held[reg][1]
+        return reg in held and len(row) == 1 and next(iter(row)) == (
+            held[reg][0], (0, 0)) and next(iter(row.values())) == held[reg][1]
 
     def _drop_least(self, i: int, only: str | None = None) -> None:
         choices = [only] if only else sorted(self.held)
