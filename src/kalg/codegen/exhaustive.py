@@ -15,10 +15,10 @@ programs:
   taps; taps to gather counted on the registers' tap counts (`tap_steps`: a result has at
   most the taps of its operands together, so from x alone one instruction makes at most 2
   taps, two at most 4); unused results (below). With three or more instructions left, the
-  same tap-count game on the norms L1(h * v) of a fixed family of small kernels h
-  (`codegen.norms`: every macro respects them as it does the plain size), the largest bound
-  over h: it ends most searches of depth 6 of kernels with large coefficients (5 * box3:
-  depth 6 in 2883 nodes, 1.5 million without).
+  same tap-count game on the norms L1(h * v) of a fixed family of small kernels h and on the
+  moduli |v(z)| at fixed points z of the torus (`codegen.norms`: every macro respects them
+  as it does the plain size), the largest bound over them: it ends most searches of depth 6
+  of kernels with large coefficients (5 * box3: depth 6 in 2883 nodes, 1.5 million without).
 * **Every instruction used.** In a shortest program every instruction's result is read later,
   except the last one's, which is the kernel (else deleting it gives a shorter program, and
   iterative deepening has already searched every shorter length). A state where an instruction's
