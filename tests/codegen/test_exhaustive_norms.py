@@ -7,10 +7,12 @@ from __future__ import annotations
 import random
 from fractions import Fraction
 
+import numpy as np
 import pytest
 
 from kalg.codegen.exhaustive import _exact, _instructions, _Search, tap_steps
 from kalg.codegen.norms import FAMILY, POINTS, TORUS, UNITS, NormBound, norms, torus
+from kalg.kernel import Kernel
 from kalg.scamp5.symbolic import initial_state, step
 
 from .test_exhaustive_sound import SIX, _programs, _tap_heavy_program
@@ -139,3 +141,56 @@ def test_the_new_pruning_proves_the_same_lengths_as_the_search_without_it(length
             assert outcome.stopped is None and outcome.proven, (program, flags)
             got.append(len(outcome.program))
         assert got[0] == got[1] <= length, program
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_a_value_two_instructions_from_the_end_always_passes_the_torus_test(seed):
+    """Programs of 3 to 6 instructions (every instruction used): the value w written three
+    instructions before the end, with the values held before it, is never judged unable to
+    make any value the program ends with in two more instructions (`within_two`)."""
+    rng = random.Random(20 + seed)
+    templates = [t.instr for t in _instructions("all", SIX)]
+    cases = [_tap_heavy_program(rng, templates, rng.randint(3, 6)) for _ in range(25)]
+    cases += [(p, s) for p, s, _ in _programs(600 + seed, 5, 6)]
+    checked = 0
+    for program, states in cases:
+        instr, before, after = program[-3], states[-4], states[-3]
+        written = [d for d, form in instr.effects() if d in SIX and form is not None]
+        if len(written) != 1 or after[written[0]] is None:
+            continue
+        w = _exact(after[written[0]])
+        for value in (states[-1][r] for r in SIX):
+            if value is None or not value.trimmed().taps:
+                continue
+            bound = NormBound(*_exact(value), len(SIX), tap_steps)
+            n = len(bound.useful)
+            held = [bound.units(_exact(before[r]), *_exact(before[r]))[n:] for r in SIX
+                    if before[r] is not None and before[r].trimmed().taps]
+            made, err = bound.scaled(*w)
+            assert bound.within_two(np.array(held, dtype=float), made[None, :],
+                                    err[None, :])[0], (program, value)
+            checked += 1
+    assert checked > 40
+
+
+def test_the_search_computes_every_value_at_the_torus_points_from_the_held_ones():
+    """`_Search._wave_values` (a template's value at the torus points, combined linearly
+    from the held values') equals evaluating the template's exact value, within the error
+    it reports."""
+    rng = random.Random(3)
+    templates = [t.instr for t in _instructions("all", SIX)]
+    _, states = _tap_heavy_program(rng, templates, 4)
+    state = states[-1]
+    search = _Search(Kernel.from_rows([[1, 2, 0], [0, -3, 1], [1, 0, 1]]), SIX, "A", "A",
+                     "all", 10**6, 10**6, None)
+    regs = [search.pool.intern(*_exact(state[r])) if state[r] is not None
+            and state[r].trimmed().taps else -1 for r in SIX]
+    defined = sum(1 << k for k, v in enumerate(regs) if v >= 0)
+    free = [k for k, v in enumerate(regs) if v < 0 and k != 0]
+    _, singles, _ = search._plan(defined, free)
+    made, err = search._wave_values(regs, singles)
+    for row, k in enumerate(singles.tolist()[:300]):
+        (_, fid, getter), = search.values[k]
+        exact = search.pool.values[search._value((0, fid, getter), regs)]
+        want, _ = search.norms.scaled(*exact)
+        assert np.all(np.abs(made[row] - want) <= err[row] + 1e-9 * np.abs(want)), k

@@ -86,11 +86,21 @@ _ROOTS = np.exp(2j * np.pi * np.arange(TORUS) / TORUS)
 def torus(e: int, taps: Taps) -> np.ndarray:
     """G_z of the kernel taps / 2^e for every point z of `POINTS`, times 2^e (floating point,
     error below 1e-12 * the sum of |numerators|)."""
+    return np.abs(evaluate(taps))
+
+
+def evaluate(taps: Taps) -> np.ndarray:
+    """The polynomial sum n X^x Y^y of the taps at every point of `POINTS` (complex)."""
     if not taps:
-        return np.zeros(len(POINTS))
+        return np.zeros(len(POINTS), dtype=complex)
     xy = np.array([(x, y) for x, y, _ in taps], dtype=np.int64)
     n = np.array([c for _, _, c in taps], dtype=np.float64)
-    return np.abs(_ROOTS[(POINTS @ xy.T) % TORUS] @ n)
+    return _ROOTS[(POINTS @ xy.T) % TORUS] @ n
+
+
+def monomials(p: int, q: int, dx: int, dy: int) -> np.ndarray:
+    """p / 2^q X^dx Y^dy at every point of `POINTS` (complex): a macro's term."""
+    return p / (1 << q) * _ROOTS[(POINTS @ np.array([dx, dy])) % TORUS]
 
 
 MARGIN = 1e-9
@@ -152,6 +162,39 @@ class NormBound:
         raw = torus(e, taps)[self.waves] / (1 << e)
         scaled = (raw + MARGIN * (size + 1)) * (UNITS / self.target_waves)
         return np.minimum(np.ceil(scaled), UNITS).astype(np.int64)
+
+    def scaled(self, e: int, taps: Taps) -> tuple[np.ndarray, np.ndarray]:
+        """The value v(z) / |target(z)| * UNITS at the useful points (complex, floating
+        point: what `within_two` combines linearly), and a bound on its error (far above
+        the evaluation's, which is below 1e-12 of the sum of the numerators' magnitudes)."""
+        scale = UNITS / self.target_waves / (1 << e)
+        size = float(sum(abs(n) for _, _, n in taps))
+        return evaluate(taps)[self.waves] * scale, MARGIN * (size + 1) * scale
+
+    def within_two(self, held: np.ndarray, made: np.ndarray, err: np.ndarray) -> np.ndarray:
+        """For each row of `made` (a value w, as `scaled` gives it, one column per useful
+        point, with `err` bounding its floating-point error): whether the registers' `held`
+        units (the `units` rows' torus part) and w could still make the target in two
+        instructions, by the torus seminorms. After w,
+        one instruction writes at most m1 = max(the three largest together, twice the
+        largest) and the next at most max(m1 + the two largest others, 2 m1) (the moves of
+        `exhaustive.tap_steps`, a copy never growing the largest): the target (UNITS) must
+        be reachable at every point. w's units are rounded up with a margin far above the
+        floating-point error (a larger w only lets more through)."""
+        if not len(self.waves) or not len(made):
+            return np.ones(len(made), dtype=bool)
+        w = np.abs(made)
+        w = np.ceil(w + err + MARGIN * (w + UNITS))
+        top = np.sort(held, axis=0)[::-1][:3]  # (3 or fewer, points)
+        top = np.concatenate((top, np.zeros((3 - len(top), top.shape[1]))), axis=0)
+        # the three largest of held + w, per w and point
+        a, b, c = top[0][None, :], top[1][None, :], top[2][None, :]
+        s1 = np.maximum(a, w)
+        s2 = np.maximum(np.minimum(a, w), b)
+        s3 = np.maximum(np.minimum(b, w), c)
+        m1 = np.maximum(s1 + s2 + s3, 2 * s1)
+        m2 = np.maximum(m1 + s1 + s2, 2 * m1)
+        return (m2 >= UNITS).all(axis=1)
 
     def needs_more(self, values: list[np.ndarray], left: int) -> bool:
         """Whether some h proves that more than `left` instructions are needed from registers
