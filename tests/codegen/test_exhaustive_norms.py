@@ -164,7 +164,8 @@ def test_a_value_two_instructions_from_the_end_always_passes_the_torus_test(seed
                 continue
             bound = NormBound(*_exact(value), len(SIX), tap_steps)
             n = len(bound.useful)
-            held = [bound.units(_exact(before[r]), *_exact(before[r]))[n:] for r in SIX
+            held = [bound.units(_exact(before[r]), *_exact(before[r]))[n:][bound.strong]
+                    for r in SIX
                     if before[r] is not None and before[r].trimmed().taps]
             made, err = bound.scaled(*w)
             assert bound.within_two(np.array(held, dtype=float), made[None, :],

@@ -580,7 +580,8 @@ class _Search:
         `NormBound.within_two` with the values held (w at each torus point computed from
         the held values' points: a form's value there is its terms' monomials times its
         sources' values)."""
-        units = [self._units(v)[len(self.norms.useful):] for v in regs if v >= 0]
+        bound = self.norms
+        units = [self._units(v)[len(bound.useful):][bound.strong] for v in regs if v >= 0]
         return self.norms.within_two(np.array(units, dtype=float),
                                      *self._wave_values(regs, singles))
 
@@ -590,8 +591,9 @@ class _Search:
         `NormBound.scaled` (computed from the held values' points), and a bound on the
         floating-point error of that (the sources' errors together: |coefficients| <= 1)."""
         bound = self.norms
-        at = np.zeros((len(regs) + 1, len(bound.waves)), dtype=complex)  # last: absent term
-        err = np.zeros((len(regs) + 1, len(bound.waves)))
+        points = len(bound.strong)
+        at = np.zeros((len(regs) + 1, points), dtype=complex)  # the last: an absent term
+        err = np.zeros((len(regs) + 1, points))
         for k, v in enumerate(regs):
             if v >= 0:
                 found = self.scaled.get(v)
@@ -602,7 +604,8 @@ class _Search:
         found = self.wave_plans.get(key)
         if found is None:
             found = self.wave_plans[key] = (singles,
-                                            self.wave_coef[singles][:, :, bound.waves])
+                                            self.wave_coef[singles][:, :, bound.waves[
+                                                bound.strong]])
         coef = found[1]  # (templates, 3, points)
         src = self.src[singles]
         made = (coef[:, 0] * at[src[:, 0]] + coef[:, 1] * at[src[:, 1]]

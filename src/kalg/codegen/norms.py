@@ -103,6 +103,10 @@ def monomials(p: int, q: int, dx: int, dy: int) -> np.ndarray:
     return p / (1 << q) * _ROOTS[(POINTS @ np.array([dx, dy])) % TORUS]
 
 
+STRONG = 6
+"""How many torus points `within_two` tests (those where the target is largest)."""
+
+
 MARGIN = 1e-9
 """Relative margin added to a floating-point G_z before it is rounded up (the evaluation's
 error is below 1e-12 of the sum of the numerators' magnitudes, so a value is never measured
@@ -138,6 +142,10 @@ class NormBound:
         # the target's own rounding error (relative, below 1e-9 at these points) is covered
         # by measuring it slightly low: the values' units can then only come out high
         self.target_waves = waves[self.waves] * (1 - 1e-6)
+        # the points where the target is largest (the input measures 1 at every point):
+        # the ones `within_two` tests, a few being as strong there as all and far cheaper
+        order = np.argsort(-self.target_waves, kind="stable")[:STRONG]
+        self.strong = np.sort(order)
         self.registers = registers
         self.steps = steps
         self.cache: dict = {}
@@ -164,17 +172,18 @@ class NormBound:
         return np.minimum(np.ceil(scaled), UNITS).astype(np.int64)
 
     def scaled(self, e: int, taps: Taps) -> tuple[np.ndarray, np.ndarray]:
-        """The value v(z) / |target(z)| * UNITS at the useful points (complex, floating
+        """The value v(z) / |target(z)| * UNITS at the `strong` points (complex, floating
         point: what `within_two` combines linearly), and a bound on its error (far above
         the evaluation's, which is below 1e-12 of the sum of the numerators' magnitudes)."""
-        scale = UNITS / self.target_waves / (1 << e)
+        scale = UNITS / self.target_waves[self.strong] / (1 << e)
         size = float(sum(abs(n) for _, _, n in taps))
-        return evaluate(taps)[self.waves] * scale, MARGIN * (size + 1) * scale
+        return evaluate(taps)[self.waves[self.strong]] * scale, MARGIN * (size + 1) * scale
 
     def within_two(self, held: np.ndarray, made: np.ndarray, err: np.ndarray) -> np.ndarray:
         """For each row of `made` (a value w, as `scaled` gives it, one column per useful
-        point, with `err` bounding its floating-point error): whether the registers' `held`
-        units (the `units` rows' torus part) and w could still make the target in two
+        `strong` point, with `err` bounding its floating-point error): whether the
+        registers' `held` units (the `units` rows' torus part at the `strong` points) and w
+        could still make the target in two
         instructions, by the torus seminorms. After w,
         one instruction writes at most m1 = max(the three largest together, twice the
         largest) and the next at most max(m1 + the two largest others, 2 m1) (the moves of
