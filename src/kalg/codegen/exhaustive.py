@@ -15,10 +15,10 @@ programs:
   taps; taps to gather counted on the registers' tap counts (`tap_steps`: a result has at
   most the taps of its operands together, so from x alone one instruction makes at most 2
   taps, two at most 4); unused results (below). With three or more instructions left, the
-  same tap-count game on the norms L1(h * v) of a fixed family of small kernels h
-  (`codegen.norms`: every macro respects them as it does the plain size), the largest bound
-  over h: it ends most searches of depth 6 of kernels with large coefficients (5 * box3:
-  depth 6 in 2883 nodes, 1.5 million without).
+  same tap-count game on the norms L1(h * v) of a fixed family of small kernels h and on the
+  moduli |v(z)| at fixed points z of the torus (`codegen.norms`: every macro respects them
+  as it does the plain size), the largest bound over them: it ends most searches of depth 6
+  of kernels with large coefficients (5 * box3: depth 6 in 2883 nodes, 1.5 million without).
 * **Every instruction used.** In a shortest program every instruction's result is read later,
   except the last one's, which is the kernel (else deleting it gives a shorter program, and
   iterative deepening has already searched every shorter length). A state where an instruction's
@@ -73,7 +73,8 @@ import numpy as np
 
 from kalg.codegen import _verify_program
 from kalg.codegen.dihedral import image, stabilizer
-from kalg.codegen.norms import NormBound
+from kalg.codegen.norms import POINTS, NormBound
+from kalg.codegen.norms import monomials as wave_monomials
 from kalg.codegen.twostep import P as SMALL_P
 from kalg.codegen.twostep import TwoStep
 from kalg.codegen.twostep import fingerprint as small_print
@@ -320,6 +321,9 @@ class _Search:
         self.norms = NormBound(target_e, target_taps, len(registers), tap_steps) \
             if norms else None
         self.images: list[dict[int, int]] = [{} for _ in self.symmetries]
+        self.wave_coef = machine.wave_coef
+        self.scaled: dict[int, np.ndarray] = {}
+        self.wave_plans: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     # ---------------------------------------------------------------- driver
     def run(self, max_length: int) -> Outcome:
@@ -548,6 +552,12 @@ class _Search:
                 prints[k] = self._small(v)
         held = [int(prints[k]) for k, v in enumerate(regs) if v >= 0]
         dropped: set[int] = set()
+        if len(singles) and self.norms is not None:
+            # the torus seminorms first (w's value at each point comes linearly from the
+            # held values', like its print): a w too small to finish in two is dropped
+            small = ~self._within_two(regs, singles)
+            dropped.update(singles[small].tolist())
+            singles = singles[~small]
         if len(singles):
             coef, src = self.coef[singles], self.src[singles]
             made = (coef[:, 0] * prints[src[:, 0]] % SMALL_P + coef[:, 1] * prints[src[:, 1]]
@@ -564,6 +574,43 @@ class _Search:
                 dropped.update(members)
         self._tick(len(dropped))
         return dropped
+
+    def _within_two(self, regs: list[int], singles: np.ndarray) -> np.ndarray:
+        """Per one-result template of `singles`: whether its value w passes
+        `NormBound.within_two` with the values held (w at each torus point computed from
+        the held values' points: a form's value there is its terms' monomials times its
+        sources' values)."""
+        bound = self.norms
+        units = [self._units(v)[len(bound.useful):][bound.strong] for v in regs if v >= 0]
+        return self.norms.within_two(np.array(units, dtype=float),
+                                     *self._wave_values(regs, singles))
+
+    def _wave_values(self, regs: list[int], singles: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+        """Per template of `singles`: its value w at the useful torus points, scaled as
+        `NormBound.scaled` (computed from the held values' points), and a bound on the
+        floating-point error of that (the sources' errors together: |coefficients| <= 1)."""
+        bound = self.norms
+        points = len(bound.strong)
+        at = np.zeros((len(regs) + 1, points), dtype=complex)  # the last: an absent term
+        err = np.zeros((len(regs) + 1, points))
+        for k, v in enumerate(regs):
+            if v >= 0:
+                found = self.scaled.get(v)
+                if found is None:
+                    found = self.scaled[v] = bound.scaled(*self.pool.values[v])
+                at[k], err[k] = found
+        key = id(singles)  # the plans' arrays are cached per register mask, so is this
+        found = self.wave_plans.get(key)
+        if found is None:
+            found = self.wave_plans[key] = (singles,
+                                            self.wave_coef[singles][:, :, bound.waves[
+                                                bound.strong]])
+        coef = found[1]  # (templates, 3, points)
+        src = self.src[singles]
+        made = (coef[:, 0] * at[src[:, 0]] + coef[:, 1] * at[src[:, 1]]
+                + coef[:, 2] * at[src[:, 2]])
+        return made, err[src[:, 0]] + err[src[:, 1]] + err[src[:, 2]]
 
     def _unneeded(self, value: int, need: set[int]) -> bool:
         """Two left: whether the last instruction cannot read `value` to make the target (its
@@ -785,10 +832,13 @@ class _Machine:
         self.single = [len(w) == 1 and w[0][1] is not None for _, _, w in self.templates]
         self.coef = np.zeros((len(self.templates), 3), dtype=np.int64)
         self.src = np.full((len(self.templates), 3), n, dtype=np.int64)
+        # the same terms at the torus points of `codegen.norms` (complex)
+        self.wave_coef = np.zeros((len(self.templates), 3, len(POINTS)), dtype=complex)
         for k, (_, _, writes) in enumerate(self.templates):
             if self.single[k]:
                 for i, (p, q, source, dx, dy) in enumerate(writes[0][1]):
                     self.coef[k, i], self.src[k, i] = small_monomial(p, q, dx, dy), source
+                    self.wave_coef[k, i] = wave_monomials(p, q, dx, dy)
 
     def _compile(self, t: _Template) -> tuple:
         reads = tuple(self.index[r] for r in t.reads)
