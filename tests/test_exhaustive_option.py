@@ -88,3 +88,20 @@ def test_without_the_option_a_six_instruction_program_meets_a_cheap_five(capsys,
     assert code == 0, err
     assert len(parse_program(out)) == 5
     assert "length: proven shortest (op set all, 6 registers" in out
+
+
+def test_seven_registers_are_not_longer_than_six_when_the_exact_search_shortens(capsys,
+                                                                                tmp_path):
+    """Regression: the default compile's exact searches ran only for budgets of at most six
+    registers, so this kernel was 5 instructions on A..F and 6 on the wider A..G. They now run
+    on six of the registers whatever the budget, and say so in the header."""
+    src = tmp_path / "sparse.kalg"
+    src.write_text("kernel k = [ 2 2 0; 0 2 0; 0 0 -1 ]\n")
+    lengths = {}
+    for registers in ("A..F", "A..G"):
+        code, out, err = run(capsys, "optimize", str(src), "--target", "scamp5_wide",
+                             "--registers", registers)
+        assert code == 0, err
+        lengths[registers] = len(parse_program(out))
+        assert "length: proven shortest (op set all, 6 registers" in out
+    assert lengths["A..G"] <= lengths["A..F"] == 5

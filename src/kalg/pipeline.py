@@ -325,11 +325,15 @@ def _prove(settings: Settings, outputs: dict, program: list[Instr], winner: str,
     six = _six_registers(registers, inp, outputs)
     program, winner = _by_factors(outputs, program, winner, six, inp, ops)
     program, winner = _by_kept_value(outputs, program, winner, six, inp, ops)
-    if not (settings.exhaustive or _cheap_to_prove(program, outputs, registers)):
-        return _shorter_by_search(outputs, program, winner, registers, inp, ops)
-    nodes = settings.exhaustive_nodes if settings.exhaustive else EXACT_NODES
-    seconds = None if deadline.end is None else max(deadline.left(), 0.1)
-    return _exhaustive(outputs, program, winner, registers, inp, ops, nodes, seconds)
+    if settings.exhaustive:
+        seconds = None if deadline.end is None else max(deadline.left(), 0.1)
+        return _exhaustive(outputs, program, winner, registers, inp, ops,
+                           settings.exhaustive_nodes, seconds)
+    # The default searches run on six of the registers whatever the budget, so that a larger
+    # budget is never longer for want of them (their proof then speaks of those six).
+    if not _cheap_to_prove(program, outputs, six):
+        return _shorter_by_search(outputs, program, winner, six, inp, ops)
+    return _exhaustive(outputs, program, winner, six, inp, ops, EXACT_NODES)
 
 
 def _six_registers(registers: tuple[str, ...], inp: str, outputs: dict) -> tuple[str, ...]:
