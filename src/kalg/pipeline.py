@@ -325,15 +325,15 @@ def _prove(settings: Settings, outputs: dict, program: list[Instr], winner: str,
     six = _six_registers(registers, inp, outputs)
     program, winner = _by_factors(outputs, program, winner, six, inp, ops)
     program, winner = _by_kept_value(outputs, program, winner, six, inp, ops)
+    seconds = None if deadline.end is None else max(deadline.left(), 0.1)
     if settings.exhaustive:
-        seconds = None if deadline.end is None else max(deadline.left(), 0.1)
         return _exhaustive(outputs, program, winner, registers, inp, ops,
                            settings.exhaustive_nodes, seconds)
     # The default searches run on six of the registers whatever the budget, so that a larger
     # budget is never longer for want of them (their proof then speaks of those six).
     if not _cheap_to_prove(program, outputs, six):
-        return _shorter_by_search(outputs, program, winner, six, inp, ops)
-    return _exhaustive(outputs, program, winner, six, inp, ops, EXACT_NODES)
+        return _shorter_by_search(outputs, program, winner, six, inp, ops, seconds)
+    return _exhaustive(outputs, program, winner, six, inp, ops, EXACT_NODES, seconds)
 
 
 def _six_registers(registers: tuple[str, ...], inp: str, outputs: dict) -> tuple[str, ...]:
@@ -415,14 +415,14 @@ random sparse 3x3 kernels (seed 4242, entries -2..2), 7 compiled to 6 instructio
 
 
 def _shorter_by_search(outputs: dict, program: list[Instr], winner: str,
-                       registers: tuple[str, ...], inp: str,
-                       ops: str) -> tuple[list[Instr], str, str | None]:
+                       registers: tuple[str, ...], inp: str, ops: str,
+                       seconds: float | None) -> tuple[list[Instr], str, str | None]:
     """`program` with proof None, or, for a program of `FIND_LENGTH` instructions, the
     shorter program the bounded exact search found and what it proved."""
     if len(program) != FIND_LENGTH or len(outputs) != 1 or len(registers) > 6:
         return program, winner, None
     found, found_winner, proof = _exhaustive(outputs, program, winner, registers, inp, ops,
-                                             FIND_NODES)
+                                             FIND_NODES, seconds)
     return (found, found_winner, proof) if len(found) < len(program) else (program, winner,
                                                                            None)
 
