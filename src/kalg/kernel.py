@@ -325,12 +325,7 @@ def _exact(value: Coef) -> Coef:
 
 
 def _is_dyadic(c: Coef) -> bool:
-    if isinstance(c, bool | int):
-        return True
-    if isinstance(c, Fraction):
-        d = c.denominator
-        return d & (d - 1) == 0
-    return False
+    return dyadic_coefficient(c) is not None
 
 
 # ----------------------------------------------------------------- dyadic arithmetic

@@ -423,8 +423,9 @@ def _shorter_by_search(outputs: dict, program: list[Instr], winner: str,
         return program, winner, None
     found, found_winner, proof = _exhaustive(outputs, program, winner, registers, inp, ops,
                                              FIND_NODES, seconds)
-    return (found, found_winner, proof) if len(found) < len(program) else (program, winner,
-                                                                           None)
+    if len(found) < len(program):
+        return found, found_winner, proof
+    return program, winner, None
 
 
 def _cheap_to_prove(program: list[Instr], outputs: dict, registers: tuple[str, ...]) -> bool:

@@ -178,8 +178,10 @@ def _minus(row: dict, key, units: int) -> dict:
     return out
 
 
-def _by_shift(q: dict) -> list[list[int]]:
-    keys = list(q)
+def _by_shift(keys) -> list[list[int]]:
+    """Per shift of `SHIFTS`, the positions of the unknowns (i, e) of `keys` (a weights
+    dict's keys, in order) at that shift."""
+    keys = list(keys)
     return [[i for i, (_, e) in enumerate(keys) if e == shift] for shift in SHIFTS]
 
 
@@ -227,7 +229,7 @@ def _lattice_weights(target: dict, columns: list[dict], cheapest: bool | None = 
     kernel = [[int(a) for a in row[len(keys):-1]] for row in reduced
               if not any(row[:len(keys)]) and row[-1] == 0]
     best = _shortened(best, kernel)
-    by_shift = [[i for i, (_, e) in enumerate(unknowns) if e == shift] for shift in SHIFTS]
+    by_shift = _by_shift(unknowns)
     if cheapest is not None and (cheaper := _cheapest(best, _kernel_basis(images, keys),
                                                       by_shift, cheapest)):
         best = cheaper

@@ -172,8 +172,11 @@ class MoveGen:
         """The operand with these terms (memoised: keys are the expensive part)."""
         if (p := self._parts.get(terms)) is not None:
             return p
-        p = Operand(terms, self.space.key(terms), sum(t[3] for t in terms))
-        self._parts[terms] = p
+        return self._new_part(terms, self.space.key(terms))
+
+    def _new_part(self, terms: Terms, key: Key) -> Operand:
+        """The operand with these terms and their key, remembered for `part`."""
+        p = self._parts[terms] = Operand(terms, key, sum(t[3] for t in terms))
         return p
 
     def shifted(self, part: Operand, v: Vector) -> Operand:
@@ -380,11 +383,9 @@ class MoveGen:
             else:
                 pb = self.part(b)
         if pa is None:
-            pa = self._parts[a] = Operand(a, self.space.key_rest(a, whole, pb.key),
-                                          sum(t[3] for t in a))
+            pa = self._new_part(a, self.space.key_rest(a, whole, pb.key))
         if pb is None:
-            pb = self._parts[b] = Operand(b, self.space.key_rest(b, whole, pa.key),
-                                          sum(t[3] for t in b))
+            pb = self._new_part(b, self.space.key_rest(b, whole, pa.key))
         return pa, pb
 
     # ------------------------------------------------------------------ merges

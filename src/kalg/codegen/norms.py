@@ -115,14 +115,10 @@ below its true size)."""
 
 def norms(e: int, taps: Taps) -> np.ndarray:
     """N_h of the kernel taps / 2^e for every h of `FAMILY`, times 2^e (exact integers)."""
-    out = np.zeros(len(FAMILY), dtype=np.int64)
-    for i, h in enumerate(FAMILY):
-        acc: dict[tuple[int, int], int] = {}
-        for x, y, n in taps:
-            for (a, b), c in h.items():
-                acc[(x + a, y + b)] = acc.get((x + a, y + b), 0) + n * c
-        out[i] = sum(abs(v) for v in acc.values())
-    return out
+    v: dict[tuple[int, int], int] = {}
+    for x, y, n in taps:
+        v[(x, y)] = v.get((x, y), 0) + n
+    return np.array([sum(map(abs, _times(v, h).values())) for h in FAMILY], dtype=np.int64)
 
 
 class NormBound:
@@ -183,8 +179,7 @@ class NormBound:
         """For each row of `made` (a value w, as `scaled` gives it, one column per useful
         `strong` point, with `err` bounding its floating-point error): whether the
         registers' `held` units (the `units` rows' torus part at the `strong` points) and w
-        could still make the target in two
-        instructions, by the torus seminorms. After w,
+        could still make the target in two instructions, by the torus seminorms. After w,
         one instruction writes at most m1 = max(the three largest together, twice the
         largest) and the next at most max(m1 + the two largest others, 2 m1) (the moves of
         `exhaustive.tap_steps`, a copy never growing the largest): the target (UNITS) must
