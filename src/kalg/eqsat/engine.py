@@ -4,7 +4,7 @@ Input: egglog text for the facts (terms, seeded unions, `let`s) and a schedule o
 `rules/*.egg`. Output: the serialised e-graph (egraph-serialize JSON) and a `SaturationReport`.
 
 One egglog iteration cannot be interrupted and can use tens of GiB, so saturation runs in a child
-process (forked; from a fork server where this process has other threads) under an address-space
+process (forked; a fresh interpreter where this process has other threads) under an address-space
 limit (RLIMIT_AS) and a wall-clock watchdog; node and time caps are checked between iterations.
 A child that runs out of memory or time becomes a clear `ResourceLimitError`, never a crashed
 machine.
@@ -16,6 +16,8 @@ import importlib.machinery
 import importlib.util
 import json
 import multiprocessing as mp
+import pickle
+import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -135,9 +137,11 @@ def saturate(families: tuple[str, ...], facts: str, stages: tuple[Stage, ...], l
     _bindings()
 
     # A fork is cheapest (the child has egglog loaded already), but forking a process with
-    # other threads (Halide's, a host application's) can deadlock the child: there the child
-    # comes from a fork server, a fresh single-threaded process.
-    ctx = mp.get_context("fork" if threads() <= 1 else "forkserver")
+    # other threads (Halide's, numpy's OpenBLAS, a host application's) can deadlock the child:
+    # there the child is a fresh interpreter instead (`_fresh_child`).
+    if threads() > 1:
+        return _fresh_child(rules, facts, stages, limits)
+    ctx = mp.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(child, rules, facts, stages, limits), daemon=True)
     proc.start()
@@ -154,12 +158,55 @@ def saturate(families: tuple[str, ...], facts: str, stages: tuple[Stage, ...], l
     if killed:
         proc.kill()
         proc.join()
+    return _answer(payload, None if killed else proc.exitcode, limits, deadline)
+
+
+def _answer(payload: dict | None, exitcode: int | None, limits: Limits,
+            deadline: float) -> tuple[dict, SaturationReport]:
+    """The child's answer as `saturate` returns it; `exitcode` None: it was killed."""
     if payload is None:
-        exitcode = None if killed else proc.exitcode
         raise ResourceLimitError(_death_message(exitcode, limits, deadline))
     if "error" in payload:
         raise RuleLoadError(payload["error"])
     return json.loads(payload["graph"]), SaturationReport(**payload["report"])
+
+
+_FRESH = ("import pickle, sys; sys.path[:] = pickle.load(sys.stdin.buffer); "
+          "from kalg.eqsat.engine import _fresh_main; _fresh_main()")
+"""The program of `_fresh_child`'s interpreter: kalg's import path first, then the job."""
+
+
+def _fresh_child(rules: str, facts: str, stages: tuple[Stage, ...], limits: Limits,
+                 ) -> tuple[dict, SaturationReport]:
+    """`saturate`'s child as a new interpreter (`_FRESH`), the job and the answer pickled
+    through its standard streams. Not a fork server or spawn: those import the caller's
+    main module again in the child, which fails in a script without a main guard."""
+    deadline = limits.seconds * 3 + 5
+    job = pickle.dumps(sys.path) + pickle.dumps((rules, facts, stages, limits))
+    proc = subprocess.Popen([sys.executable, "-c", _FRESH], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        out, _ = proc.communicate(job, timeout=deadline)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return _answer(None, None, limits, deadline)
+    payload = pickle.loads(out) if proc.returncode == 0 and out else None
+    return _answer(payload, proc.returncode, limits, deadline)
+
+
+def _fresh_main() -> None:
+    """The job of `_fresh_child`, read from stdin; its answer to stdout."""
+    rules, facts, stages, limits = pickle.load(sys.stdin.buffer)
+    _child(_Reply(), rules, facts, stages, limits)
+
+
+class _Reply:
+    """`_child`'s connection in a fresh interpreter: its answer pickled to stdout."""
+
+    def send(self, payload: dict) -> None:
+        sys.stdout.buffer.write(pickle.dumps(payload))
+        sys.stdout.buffer.flush()
 
 
 def _death_message(exitcode: int | None, limits: Limits, deadline: float) -> str:
