@@ -390,14 +390,25 @@ KEPT_NODES = 30_000
 4-instruction program exists)."""
 
 
+KEPT_INPUT_NODES = 300_000
+"""Node budget of the same family's searches with the input itself kept (no first
+instruction; `codegen.kept`), after those: deterministic. A 6-instruction program's middles
+(at most 4 instructions) take about 3000 nodes each, so they are searched to the end (at most
+about 0.8 s of CPU, usually under 0.2 s); a 7-instruction program's (5 instructions) take 0.2
+to 0.7 million each to the end, so about one is searched, fewest taps and least shifted last
+instruction first (emboss's 6 is found in 0.24 million, about 1 s of CPU)."""
+
+
 def _by_kept_value(outputs: dict, program: list[Instr], winner: str,
                    registers: tuple[str, ...], inp: str, ops: str) -> tuple[list[Instr], str]:
-    """`program`, or a shorter one whose first instruction makes a value its last reads."""
+    """`program`, or a shorter one whose first instruction makes a value its last reads (or
+    that keeps the input itself to its last instruction)."""
     if len(outputs) != 1 or len(registers) > 6 or len(program) not in KEPT_LENGTHS:
         return program, winner
     ((out, kernel),) = outputs.items()
     found = kept_program(kernel, registers=registers, input_register=inp, output=out,
-                         op_set=ops, shorter_than=len(program), nodes=KEPT_NODES)
+                         op_set=ops, shorter_than=len(program), nodes=KEPT_NODES,
+                         input_nodes=KEPT_INPUT_NODES)
     return (program, winner) if found is None else (found, KEPT)
 
 

@@ -268,41 +268,52 @@ stay far below it, 116 MiB in all)."""
 def shortest_program(kernel: Kernel, *, registers: Sequence[str] = ("A", "B", "C", "D", "E", "F"),
                      input_register: str = "A", output: str | None = "A", op_set: str = "all",
                      max_length: int = 12, nodes: int = NODES, capacity: int = CAPACITY,
-                     seconds: float | None = None) -> Outcome:
+                     seconds: float | None = None, keep_input: bool = False) -> Outcome:
     """Search for the shortest program of at most `max_length` instructions that leaves
     `kernel` in `output` (input in `input_register`, only `registers`, macros of `op_set`);
-    with `output` None, in any register (`Outcome.register` says which).
+    with `output` None, in any register (`Outcome.register` says which). With `keep_input`,
+    only programs that never write the input register (it still holds the input at the end,
+    for an instruction after them: `codegen.kept`); the output is then another register.
 
     Deterministic for given bounds, unless `seconds` (a safety net) stops it. The returned
     program, if any, has passed kalg's exact and numeric verifiers."""
     if input_register not in registers or output not in (*registers, None):
         raise ValueError("the input and output registers must be in the register budget")
+    if keep_input and output == input_register:
+        raise ValueError("a program that keeps the input cannot leave its result there")
     search = _Search(kernel, tuple(registers), input_register, output, op_set, nodes, capacity,
-                     seconds)
+                     seconds, keep_input=keep_input)
     return search.run(max_length)
 
 
 class _Search:
     def __init__(self, kernel: Kernel, registers: tuple[str, ...], inp: str, out: str | None,
                  op_set: str, nodes: int, capacity: int, seconds: float | None,
-                 symmetry: bool = True, dominance: bool = True, norms: bool = True) -> None:
+                 symmetry: bool = True, dominance: bool = True, norms: bool = True,
+                 keep_input: bool = False) -> None:
         self.kernel, self.registers, self.inp, self.out = kernel, registers, inp, out
+        self.keep_input = keep_input
         self.op_set, self.max_nodes, self.capacity = op_set, nodes, capacity
         self.deadline = None if seconds is None else time.monotonic() + seconds
         self.pool = _Pool(capacity)
         self.index = {r: k for k, r in enumerate(registers)}
         self.target = self.pool.intern(*_exact(kernel))
-        self.goal = (list(range(len(registers))) if out is None else [self.index[inp]]
-                     if out == inp else
+        self.goal = ([k for r, k in self.index.items() if r != inp or not keep_input]
+                     if out is None else [self.index[inp]] if out == inp else
                      [k for r, k in self.index.items() if r != inp])
         machine = _machine(op_set, registers)
         self.templates, self.form_list = machine.templates, machine.form_list
         self.masks, self.dests, self.values = machine.masks, machine.dests, machine.values
         self.by_defined = machine.by_defined
         self.single, self.coef, self.src = machine.single, machine.coef, machine.src
-        self.plans: dict[int, tuple[list[int], np.ndarray]] = {}
+        # the plans depend only on the instruction set and these choices: shared by searches
+        self.plans = machine.plans.setdefault((self.index[inp], dominance, keep_input), {})
         self.value_cache: dict[tuple, int] = {}
         self.shapes = machine.shapes(tuple(self.goal))
+        if keep_input:  # nor as the last instruction (a division writes several registers)
+            self.shapes = {shape: kept for shape, uses in self.shapes.items()
+                           if (kept := [(k, w) for k, w in uses
+                                        if self.index[inp] not in self.dests[k]])}
         self.table: dict[tuple, int] = {}
         self.nodes = 0
         target_e, target_taps = self.pool.values[self.target]
@@ -493,9 +504,9 @@ class _Search:
               ) -> tuple[list[int], np.ndarray, dict[int, list[int]]]:
         """The templates a state with registers `defined` (a bit mask) may apply, in the fixed
         order, less those that would write an undefined register out of turn (undefined
-        registers are interchangeable: they are filled in order); as an array, those of them
-        with one result; and the others (the division macros) by the register they halve
-        (cached per mask)."""
+        registers are interchangeable: they are filled in order) and, with `keep_input`, those
+        writing the input register; as an array, those of them with one result; and the
+        others (the division macros) by the register they halve (cached per mask)."""
         found = self.plans.get(defined)
         if found is None:
             inp, order = self.index[self.inp], []
@@ -504,6 +515,8 @@ class _Search:
                 if fresh and fresh != free[:len(fresh)]:
                     continue
                 if self.dominance and self._overwrites(k, defined, free):
+                    continue
+                if self.keep_input and inp in self.dests[k]:
                     continue
                 order.append(k)
             singles = np.array([k for k in order if self.single[k]], dtype=np.int64)
@@ -883,6 +896,7 @@ class _Machine:
                 compiled.append((dest, fid, itemgetter(*sources)))
             self.values.append(tuple(compiled))
         self.by_defined: dict[int, list[int]] = {}
+        self.plans: dict[tuple, dict] = {}
 
 
 

@@ -15,6 +15,12 @@ best chain. This module searches that family of programs directly, for any kerne
     last    one two-operand instruction K = a * shift(kept) + b * shift(W) (add, sub, addx,
             subx, sub2x, ... in either operand order).
 
+or, with no first instruction, the input x itself kept: a middle that makes W from x on every
+register but never writes the input's (it may read x throughout: the exact search's
+`keep_input`), then the last instruction reading x and W (a 6-instruction emboss, kalg's compile
+7, is x + W with W five instructions reading x; and one instruction less than any program that
+copies x first in order to keep it).
+
 For each first instruction, kept value and form of the last instruction, W is solved for
 exactly (W = shift^-1((K - a * shift(kept)) / b)); only forms where the kept term cancels at
 least one tap of K are tried (otherwise the kept value does no work the middle could not).
@@ -45,39 +51,46 @@ kernels every program found was found by the first or second search."""
 
 
 def kept_program(kernel: Kernel, *, registers: Sequence[str], input_register: str, output: str,
-                 op_set: str, shorter_than: int, nodes: int,
-                 searches: int = SEARCHES) -> list[Instr] | None:
+                 op_set: str, shorter_than: int, nodes: int, searches: int = SEARCHES,
+                 input_nodes: int = 0) -> list[Instr] | None:
     """A verified program for `kernel` (input in `input_register`, result in `output`) shorter
     than `shorter_than` instructions, of the form first instruction + middle + last
     instruction reading a value the first one made (see the module), or None when the family
-    has none within `nodes` search nodes and `searches` middle searches in all
+    has none within `nodes` search nodes and `searches` middle searches in all; then, within
+    `input_nodes` more nodes (and `searches` more searches), of the form middle + last
+    instruction reading the input, which the middle reads but never overwrites
     (deterministic)."""
     target = _taps(kernel)
-    if target is None or shorter_than < 4:
+    if target is None or shorter_than < 3:
         return None
     templates = exhaustive._instructions(op_set, tuple(registers))
     lasts = _last_forms(templates, output)
-    problems = _problems(target, templates, input_register, registers, lasts)
-    budget, best, tried = nodes, None, {}
-    for _, key, (first, kept, source, last_terms, middle_kernel, middle_regs) in problems:
-        cap = (shorter_than if best is None else len(best)) - 3
-        if cap < 1 or budget <= 0 or searches <= 0:
-            break
-        if tried.get(key, 0) >= cap:
-            continue  # this middle has no program of at most `cap` (searched to the end)
-        searches -= 1
-        outcome = exhaustive.shortest_program(middle_kernel, registers=middle_regs,
-                                              input_register=source, output=None,
-                                              op_set=op_set, max_length=cap, nodes=budget)
-        budget -= outcome.nodes
-        if outcome.program is None:
-            if outcome.stopped is None:
-                tried[key] = cap
-            continue
-        last = _last_instruction(templates, output, kept, outcome.register, last_terms)
-        if last is None:
-            continue
-        best = [first, *outcome.program, last]
+    passes = ((_problems(target, templates, input_register, registers, lasts), nodes),
+              (_input_kept(target, input_register, registers, lasts), input_nodes))
+    best, tried = None, {}
+    for problems, budget in passes:
+        left = searches
+        for _, key, problem in problems:
+            if budget <= 0 or left <= 0:
+                break
+            first, kept, source, last_terms, middle_kernel, middle_regs = problem
+            # the middle's length: the whole shorter than the best so far
+            cap = (shorter_than if best is None else len(best)) - (2 if first is None else 3)
+            if cap < 1 or tried.get(key, 0) >= cap:
+                continue  # too short, or no program of at most `cap` (searched to the end)
+            left -= 1
+            outcome = exhaustive.shortest_program(middle_kernel, registers=middle_regs,
+                                                  input_register=source, output=None,
+                                                  op_set=op_set, max_length=cap, nodes=budget,
+                                                  keep_input=first is None)
+            budget -= outcome.nodes
+            if outcome.program is None:
+                if outcome.stopped is None:
+                    tried[key] = cap
+                continue
+            last = _last_instruction(templates, output, kept, outcome.register, last_terms)
+            if last is not None:
+                best = [*([] if first is None else [first]), *outcome.program, last]
     if best is not None:
         exhaustive.verify(best, kernel, output, input_register, op_set, registers)
     return best
@@ -149,7 +162,8 @@ def _frozen(taps: Taps | None):
 def _problems(target: Taps, templates, inp: str, registers: Sequence[str], lasts):
     """Every (first, kept register, middle source, last terms, middle kernel, middle registers)
     whose kept term cancels a tap of the target, sorted by (middle taps, last form's shift,
-    order found), each with its middle problem's key (kernel and register count)."""
+    order found), each with its middle problem's key (kernel, register count, whether the
+    middle keeps its source)."""
     out = []
     for first, state in _firsts(templates, inp):
         for kept, value in state.items():
@@ -167,10 +181,32 @@ def _problems(target: Taps, templates, inp: str, registers: Sequence[str], lasts
                     ((ux, uy), uc), = u.items()
                     middle = {(x - ux, y - uy): c / uc for (x, y), c in w.items()}
                     regs = tuple(r for r in registers if r != kept)
-                    key = (tuple(sorted(middle.items())), len(regs))
+                    key = (tuple(sorted(middle.items())), len(regs), False)
                     order = (len(middle), abs(dx) + abs(dy), len(out))
                     out.append((order, key, (first, kept, source, (kept_term, w_term),
                                              Kernel.of(middle), regs)))
+    out.sort(key=lambda item: item[0])
+    return out
+
+
+def _input_kept(target: Taps, inp: str, registers: Sequence[str], lasts) -> list:
+    """`_problems` with no first instruction (first None): the input x is the kept value, the
+    middle makes W from x on every register without ever writing the input's (so it may read
+    x throughout), and the last instruction reads x and W; sorted by (W's taps, both terms'
+    shifts, order found). Such a program has one instruction fewer than one whose first
+    instruction copies x (movx, div) to keep it."""
+    out: list = []
+    x = {(0, 0): Fraction(1)}
+    for kept_term, w_term in sorted(lasts):
+        rest = _minus(target, _apply(kept_term, x))
+        if len(rest) >= len(target) or not rest:
+            continue
+        p, q, dx, dy = w_term
+        w = _apply((1, 0, -dx, -dy), {o: c / Fraction(p, 1 << q) for o, c in rest.items()})
+        key = (tuple(sorted(w.items())), len(registers), True)
+        order = (len(w), abs(dx) + abs(dy) + abs(kept_term[2]) + abs(kept_term[3]), len(out))
+        out.append((order, key, (None, inp, inp, (kept_term, w_term), Kernel.of(w),
+                                 tuple(registers))))
     out.sort(key=lambda item: item[0])
     return out
 

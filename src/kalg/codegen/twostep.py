@@ -23,6 +23,7 @@ only a hint (the search then enumerates the instructions exactly):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from itertools import combinations, product
 
@@ -116,34 +117,43 @@ class _Table:
         return rows, base, (base[None, :] + slopes[None, :] * extra[:, None] % P) % P
 
 
+@functools.lru_cache(maxsize=16)
+def _tables(first_forms: tuple[Shape, ...], last_forms: tuple[Shape, ...]) -> tuple:
+    """The parts of `TwoStep` that do not depend on the target, made once per instruction set
+    in a process (many small searches share them, `codegen.kept`): the one-step table, the
+    needed values' table (the needed value is target / D - rest / D: the rows hold the rest's
+    coefficients over D, and 1 / D is returned for the target's part), the rests of D = 0, the
+    cache of pair inverses and a scratch bitmap."""
+    first = _Table([tuple(monomial(*t) for t in s) for s in first_forms])
+    needs, rests = set(), []
+    for shape in last_forms:
+        ms = [monomial(*t) for t in shape]
+        for size in range(1, len(ms) + 1):
+            for positions in combinations(range(len(ms)), size):
+                others = [m for i, m in enumerate(ms) if i not in positions]
+                for signs in product((1, -1), repeat=size):
+                    d = sum(s * ms[i] for s, i in zip(signs, positions, strict=True)) % P
+                    if d == 0:
+                        rests.append(tuple(others))
+                        continue
+                    inv = pow(d, -1, P)
+                    needs.add((inv, tuple(m * inv % P for m in others)))
+    unique = sorted(needs)
+    inverses: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    return (first, _Table([n for _, n in unique]), _Table(sorted({r for r in rests if r})),
+            any(not r for r in rests), inverses, np.zeros(_MASK + 1, dtype=bool),
+            np.array([i for i, _ in unique], dtype=np.int64))
+
+
 class TwoStep:
     """The two-instruction test for one target and one instruction set (see the module)."""
 
     def __init__(self, first_forms: set[Shape], last_forms: set[Shape], target: int) -> None:
         self.target = target
-        self.first = _Table([tuple(monomial(*t) for t in s) for s in sorted(first_forms)])
-        bases, needs, rests = [], [], []
-        for shape in sorted(last_forms):
-            ms = [monomial(*t) for t in shape]
-            for size in range(1, len(ms) + 1):
-                for positions in combinations(range(len(ms)), size):
-                    others = [m for i, m in enumerate(ms) if i not in positions]
-                    for signs in product((1, -1), repeat=size):
-                        d = sum(s * ms[i] for s, i in zip(signs, positions, strict=True)) % P
-                        if d == 0:
-                            rests.append(tuple(others))
-                            continue
-                        inv = pow(d, -1, P)
-                        bases.append(target * inv % P)
-                        needs.append(tuple(m * inv % P for m in others))
-        unique = sorted(set(zip(bases, needs, strict=True)))
-        self.bases = np.array([b for b, _ in unique], dtype=np.int64)
-        self.need = _Table([n for _, n in unique])
-        self.zero_rest = any(not r for r in rests)
-        self.rest = _Table([r for r in set(rests) if r])
+        tables = _tables(tuple(sorted(first_forms)), tuple(sorted(last_forms)))
+        self.first, self.need, self.rest, self.zero_rest, self.inverses, self.bits = tables[:6]
+        self.bases = target * tables[6] % P
         self.cache: dict[tuple[int, ...], bool] = {}
-        self.inverses: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self.bits = np.zeros(_MASK + 1, dtype=bool)
 
     def possible(self, prints: Sequence[int]) -> bool:
         """False only if no two instructions make the target from these values (prints mod P,
