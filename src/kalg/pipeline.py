@@ -308,7 +308,7 @@ def _short(value: object) -> str:
 
 EXACT_UP_TO = 5
 """Without --exhaustive, kalg still runs the exact search when its program has at most this
-many instructions (one output, at most six registers): every shorter length is then searched
+many instructions (one output; on six of the registers): every shorter length is then searched
 in about 12000 nodes (0.2 to 0.3 s of CPU for 5-instruction programs), so such programs are
 proven shortest or replaced."""
 
@@ -331,7 +331,7 @@ def _prove(settings: Settings, outputs: dict, program: list[Instr], winner: str,
                            settings.exhaustive_nodes, seconds)
     # The default searches run on six of the registers whatever the budget, so that a larger
     # budget is never longer for want of them (their proof then speaks of those six).
-    if not _cheap_to_prove(program, outputs, six):
+    if not _cheap_to_prove(program, outputs):
         return _shorter_by_search(outputs, program, winner, six, inp, ops, seconds)
     return _exhaustive(outputs, program, winner, six, inp, ops, EXACT_NODES, seconds)
 
@@ -365,7 +365,7 @@ exact search is for small factors, and factoring large kernels whole is slow."""
 def _by_factors(outputs: dict, program: list[Instr], winner: str, registers: tuple[str, ...],
                 inp: str, ops: str) -> tuple[list[Instr], str]:
     """`program`, or a shorter one made of the shortest programs of the kernel's factors."""
-    if len(outputs) != 1 or len(registers) > 6:
+    if len(outputs) != 1:
         return program, winner
     ((out, kernel),) = outputs.items()
     if len(kernel.trimmed()) > FACTOR_TAPS:
@@ -403,7 +403,7 @@ def _by_kept_value(outputs: dict, program: list[Instr], winner: str,
                    registers: tuple[str, ...], inp: str, ops: str) -> tuple[list[Instr], str]:
     """`program`, or a shorter one whose first instruction makes a value its last reads (or
     that keeps the input itself to its last instruction)."""
-    if len(outputs) != 1 or len(registers) > 6 or len(program) not in KEPT_LENGTHS:
+    if len(outputs) != 1 or len(program) not in KEPT_LENGTHS:
         return program, winner
     ((out, kernel),) = outputs.items()
     found = kept_program(kernel, registers=registers, input_register=inp, output=out,
@@ -413,7 +413,7 @@ def _by_kept_value(outputs: dict, program: list[Instr], winner: str,
 
 
 FIND_LENGTH = 6
-"""Without --exhaustive, a program of this many instructions (one output, at most six
+"""Without --exhaustive, a program of this many instructions (one output; on six of the
 registers) also gets the exact search for a shorter one, within `FIND_NODES`: not a proof
 (the budget rarely exhausts length 5), only programs it finds cheaply."""
 
@@ -430,7 +430,7 @@ def _shorter_by_search(outputs: dict, program: list[Instr], winner: str,
                        seconds: float | None) -> tuple[list[Instr], str, str | None]:
     """`program` with proof None, or, for a program of `FIND_LENGTH` instructions, the
     shorter program the bounded exact search found and what it proved."""
-    if len(program) != FIND_LENGTH or len(outputs) != 1 or len(registers) > 6:
+    if len(program) != FIND_LENGTH or len(outputs) != 1:
         return program, winner, None
     found, found_winner, proof = _exhaustive(outputs, program, winner, registers, inp, ops,
                                              FIND_NODES, seconds)
@@ -439,8 +439,8 @@ def _shorter_by_search(outputs: dict, program: list[Instr], winner: str,
     return program, winner, None
 
 
-def _cheap_to_prove(program: list[Instr], outputs: dict, registers: tuple[str, ...]) -> bool:
-    return len(program) <= EXACT_UP_TO and len(outputs) == 1 and len(registers) <= 6
+def _cheap_to_prove(program: list[Instr], outputs: dict) -> bool:
+    return len(program) <= EXACT_UP_TO and len(outputs) == 1
 
 
 def _exhaustive(outputs: dict, program: list[Instr], winner: str, registers: tuple[str, ...],

@@ -83,9 +83,9 @@ POINTS = _points()
 _ROOTS = np.exp(2j * np.pi * np.arange(TORUS) / TORUS)
 
 
-def torus(e: int, taps: Taps) -> np.ndarray:
-    """G_z of the kernel taps / 2^e for every point z of `POINTS`, times 2^e (floating point,
-    error below 1e-12 * the sum of |numerators|)."""
+def torus(taps: Taps) -> np.ndarray:
+    """G_z of the kernel taps / 2^e for every point z of `POINTS`, times 2^e, whatever e (the
+    numerators' polynomial: floating point, error below 1e-12 * the sum of |numerators|)."""
     return np.abs(evaluate(taps))
 
 
@@ -132,7 +132,7 @@ class NormBound:
         self.target = exact[self.useful]
         self.target_e = target_e
         size = float(sum(abs(n) for _, _, n in target_taps))
-        waves = torus(target_e, target_taps) / (1 << target_e)
+        waves = torus(target_taps) / (1 << target_e)
         # points where the target is tiny measure nothing (and would magnify rounding errors)
         self.waves = np.flatnonzero(waves > 1e-3 * size / (1 << target_e))
         # the target's own rounding error (relative, below 1e-9 at these points) is covered
@@ -163,7 +163,7 @@ class NormBound:
         """A value's G_z in units of G_z(target) / UNITS, rounded up with the margin, per
         useful point."""
         size = float(sum(abs(n) for _, _, n in taps)) / (1 << e)
-        raw = torus(e, taps)[self.waves] / (1 << e)
+        raw = torus(taps)[self.waves] / (1 << e)
         scaled = (raw + MARGIN * (size + 1)) * (UNITS / self.target_waves)
         return np.minimum(np.ceil(scaled), UNITS).astype(np.int64)
 
