@@ -390,13 +390,19 @@ KEPT_NODES = 30_000
 4-instruction program exists)."""
 
 
-KEPT_INPUT_NODES = 300_000
+KEPT_INPUT_NODES = 150_000
 """Node budget of the same family's searches with the input itself kept (no first
-instruction; `codegen.kept`), after those: deterministic. A 6-instruction program's middles
-(at most 4 instructions) take about 3000 nodes each, so they are searched to the end (at most
-about 0.8 s of CPU, usually under 0.2 s); a 7-instruction program's (5 instructions) take 0.2
-to 0.7 million each to the end, so about one is searched, fewest taps and least shifted last
-instruction first (emboss's 6 is found in 0.24 million, about 1 s of CPU)."""
+instruction; `codegen.kept`), after those: deterministic, at most about 0.7 s of CPU. A
+6-instruction program's middles (at most 4 instructions) take about 3000 nodes each to the
+end, so all are searched."""
+
+
+KEPT_INPUT_SEARCH = 60_000
+"""Node cap of each of those searches. A 7-instruction program's middles (5 instructions)
+take 0.35 to 0.65 million nodes to the end, but the guided order finds the ones that exist
+early: on the 7-instruction compiles of 3 seeded sets of random 3x3 kernels, every 6 this
+family has was found within 42000 nodes of its search (emboss's within 32000; in the fixed
+order 0.24 to 0.49 million), so a search that has found nothing by then is given up."""
 
 
 def _by_kept_value(outputs: dict, program: list[Instr], winner: str,
@@ -408,7 +414,7 @@ def _by_kept_value(outputs: dict, program: list[Instr], winner: str,
     ((out, kernel),) = outputs.items()
     found = kept_program(kernel, registers=registers, input_register=inp, output=out,
                          op_set=ops, shorter_than=len(program), nodes=KEPT_NODES,
-                         input_nodes=KEPT_INPUT_NODES)
+                         input_nodes=KEPT_INPUT_NODES, input_search=KEPT_INPUT_SEARCH)
     return (program, winner) if found is None else (found, KEPT)
 
 

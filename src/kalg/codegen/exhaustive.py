@@ -268,12 +268,15 @@ stay far below it, 116 MiB in all)."""
 def shortest_program(kernel: Kernel, *, registers: Sequence[str] = ("A", "B", "C", "D", "E", "F"),
                      input_register: str = "A", output: str | None = "A", op_set: str = "all",
                      max_length: int = 12, nodes: int = NODES, capacity: int = CAPACITY,
-                     seconds: float | None = None, keep_input: bool = False) -> Outcome:
+                     seconds: float | None = None, keep_input: bool = False,
+                     guided: bool = False) -> Outcome:
     """Search for the shortest program of at most `max_length` instructions that leaves
     `kernel` in `output` (input in `input_register`, only `registers`, macros of `op_set`);
     with `output` None, in any register (`Outcome.register` says which). With `keep_input`,
     only programs that never write the input register (it still holds the input at the end,
     for an instruction after them: `codegen.kept`); the output is then another register.
+    `guided` tries first the first instructions whose values best match the kernel's taps:
+    the same programs are searched (so the same proofs), a program is often found sooner.
 
     Deterministic for given bounds, unless `seconds` (a safety net) stops it. The returned
     program, if any, has passed kalg's exact and numeric verifiers."""
@@ -282,7 +285,7 @@ def shortest_program(kernel: Kernel, *, registers: Sequence[str] = ("A", "B", "C
     if keep_input and output == input_register:
         raise ValueError("a program that keeps the input cannot leave its result there")
     search = _Search(kernel, tuple(registers), input_register, output, op_set, nodes, capacity,
-                     seconds, keep_input=keep_input)
+                     seconds, keep_input=keep_input, guided=guided)
     return search.run(max_length)
 
 
@@ -290,9 +293,11 @@ class _Search:
     def __init__(self, kernel: Kernel, registers: tuple[str, ...], inp: str, out: str | None,
                  op_set: str, nodes: int, capacity: int, seconds: float | None,
                  symmetry: bool = True, dominance: bool = True, norms: bool = True,
-                 keep_input: bool = False) -> None:
+                 keep_input: bool = False, guided: bool = False) -> None:
         self.kernel, self.registers, self.inp, self.out = kernel, registers, inp, out
-        self.keep_input = keep_input
+        self.keep_input, self.guided = keep_input, guided
+        self.target_taps: dict[tuple[int, int], int] | None = None
+        self.root: list[int] | None = None
         self.op_set, self.max_nodes, self.capacity = op_set, nodes, capacity
         self.deadline = None if seconds is None else time.monotonic() + seconds
         self.pool = _Pool(capacity)
@@ -466,6 +471,10 @@ class _Search:
         # make the target even from the values held now and w (decided once per value w).
         defined = sum(1 << k for k, v in enumerate(regs) if v >= 0)
         order, singles, halving = self._plan(defined, free)
+        if self.guided and not path:  # the root: the same state in every iteration
+            if self.root is None:
+                self.root = self._guided(order, regs)
+            order = self.root
         dropped = self._dropped(regs, singles, halving) if left == 3 else ()
         for k in order:
             if k in dropped:
@@ -499,6 +508,34 @@ class _Search:
             if found is not None:
                 return found
         return None
+
+    def _guided(self, order: list[int], regs: list[int]) -> list[int]:
+        """`order` with the templates whose new values best match the target first
+        (`_match`; ties in the fixed order): the order in which the first instruction is
+        tried by a search that looks for a program rather than a proof (the same tree, so
+        the same answer once it is searched to the end)."""
+        scores = []
+        for k in order:
+            made = [self._value(write, regs) for write in self.values[k] if write[1] >= 0]
+            scores.append(max((self._match(v) for v in made), default=-(1 << 30)))
+        return [k for _, _, k in sorted(zip((-s for s in scores), range(len(order)), order,
+                                            strict=True))]
+
+    def _match(self, v: int) -> int:
+        """How well value v, scaled and shifted, covers taps of the target: over every
+        alignment of one of its taps with one of the target's (which fixes the scale and the
+        shift d), the most of its taps t with target(t + d) = scale * v(t), less the others
+        (on the numerators: target(t + d) * c = tc * v(t) for the aligned pair c, tc)."""
+        if self.target_taps is None:
+            self.target_taps = {(x, y): n for x, y, n in self.pool.values[self.target][1]}
+        target, mine = self.target_taps, self.pool.values[v][1]
+        best = -len(mine)
+        for (tx, ty), tc in target.items():
+            for x, y, c in mine:
+                dx, dy = tx - x, ty - y
+                hits = sum(target.get((a + dx, b + dy), 0) * c == tc * n for a, b, n in mine)
+                best = max(best, 2 * hits - len(mine))
+        return best
 
     def _plan(self, defined: int, free: list[int]
               ) -> tuple[list[int], np.ndarray, dict[int, list[int]]]:

@@ -52,23 +52,24 @@ kernels every program found was found by the first or second search."""
 
 def kept_program(kernel: Kernel, *, registers: Sequence[str], input_register: str, output: str,
                  op_set: str, shorter_than: int, nodes: int, searches: int = SEARCHES,
-                 input_nodes: int = 0) -> list[Instr] | None:
+                 input_nodes: int = 0, input_search: int | None = None) -> list[Instr] | None:
     """A verified program for `kernel` (input in `input_register`, result in `output`) shorter
     than `shorter_than` instructions, of the form first instruction + middle + last
     instruction reading a value the first one made (see the module), or None when the family
     has none within `nodes` search nodes and `searches` middle searches in all; then, within
-    `input_nodes` more nodes (and `searches` more searches), of the form middle + last
-    instruction reading the input, which the middle reads but never overwrites
-    (deterministic)."""
+    `input_nodes` more nodes (and `searches` more searches, each of at most `input_search`
+    nodes), of the form middle + last instruction reading the input, which the middle reads
+    but never overwrites, found by the exact search's guided order (deterministic)."""
     target = _taps(kernel)
     if target is None or shorter_than < 3:
         return None
     templates = exhaustive._instructions(op_set, tuple(registers))
     lasts = _last_forms(templates, output)
-    passes = ((_problems(target, templates, input_register, registers, lasts), nodes),
-              (_input_kept(target, input_register, registers, lasts), input_nodes))
+    passes = ((_problems(target, templates, input_register, registers, lasts), nodes, nodes),
+              (_input_kept(target, input_register, registers, lasts), input_nodes,
+               input_search or input_nodes))
     best, tried = None, {}
-    for problems, budget in passes:
+    for problems, budget, each in passes:
         left = searches
         for _, key, problem in problems:
             if budget <= 0 or left <= 0:
@@ -81,8 +82,10 @@ def kept_program(kernel: Kernel, *, registers: Sequence[str], input_register: st
             left -= 1
             outcome = exhaustive.shortest_program(middle_kernel, registers=middle_regs,
                                                   input_register=source, output=None,
-                                                  op_set=op_set, max_length=cap, nodes=budget,
-                                                  keep_input=first is None)
+                                                  op_set=op_set, max_length=cap,
+                                                  nodes=min(budget, each),
+                                                  keep_input=first is None,
+                                                  guided=first is None)
             budget -= outcome.nodes
             if outcome.program is None:
                 if outcome.stopped is None:
