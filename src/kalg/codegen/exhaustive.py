@@ -52,6 +52,11 @@ programs:
   depth 5 of rand3s1_1). With two left, the value the next
   instruction writes may fill several positions of the last form (subx(y, W, d, W)).
 
+A search that looks for a program rather than a proof (`codegen.kept`'s) may take a guided
+order at its root (`guided`): the first instructions whose values, scaled and shifted, match
+the most taps of the kernel first; the same programs are searched, so the answer is the same
+once it is searched to the end, and a program that exists is often found ten times sooner.
+
 The search is bounded by a node count (deterministic) and a cap on stored kernels (memory); a
 wall-time limit is an optional safety net. `Outcome` states what was proven: the shortest length
 (when every shorter depth was searched to the end), or only that no program shorter than some

@@ -17,17 +17,19 @@ best chain. This module searches that family of programs directly, for any kerne
 
 or, with no first instruction, the input x itself kept: a middle that makes W from x on every
 register but never writes the input's (it may read x throughout: the exact search's
-`keep_input`), then the last instruction reading x and W (a 6-instruction emboss, kalg's compile
-7, is x + W with W five instructions reading x; and one instruction less than any program that
-copies x first in order to keep it).
+`keep_input`, in its guided order), then the last instruction reading x and W: emboss's proven
+optimum, 6, is x - W with W five instructions reading x (the chain compile is 7), one
+instruction less than any program that copies x first in order to keep it.
 
 For each first instruction, kept value and form of the last instruction, W is solved for
 exactly (W = shift^-1((K - a * shift(kept)) / b)); only forms where the kept term cancels at
 least one tap of K are tried (otherwise the kept value does no work the middle could not).
 Middle problems are deduplicated and tried fewest taps first, the middle's length capped so
 that the whole program is shorter than the best so far, within one node budget over all the
-searches (deterministic). The result is only an upper bound on the shortest length (the
-family is not every program), verified exactly and numerically like every program.
+searches of each of the two forms (the input-kept ones also capped one by one: their guided
+searches find what they find early; deterministic). The result is only an upper bound on the
+shortest length (the family is not every program), verified exactly and numerically like every
+program.
 """
 
 from __future__ import annotations
