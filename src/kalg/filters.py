@@ -133,7 +133,7 @@ def _filter_programs(found: tuple[list[Instr], str] | None, outputs: dict,
     """The shortest of `found` (the decomposition candidates' best, if any) and the programs
     built for the filter as a whole: the constant-matrix program over the input divided once
     (`codegen.matrix_filter`), for two or more outputs each output's own compile run one
-    after another (`_one_at_a_time`), and for one output per register the program whose last
+    after another (`one_at_a_time`), and for one output per register the program whose last
     output is made in place from the others (`codegen.full_filter`). Ties keep `found`, then
     that order (deterministic). With one output per register and no program at all, the
     RegisterPressureError says why the in-place form has none. `matrix`: the constant-matrix
@@ -151,8 +151,8 @@ def _filter_programs(found: tuple[list[Instr], str] | None, outputs: dict,
             back := codegen.reverse_filter(outputs, registers, input_register, ops)) is not None:
         programs.append((back, REVERSE))
     bound = min((len(p) for p, _ in programs), default=None)
-    if len(outputs) > 1 and (seq := _one_at_a_time(outputs, registers, input_register, ops,
-                                                     settings, bound, deadline)) is not None:
+    if len(outputs) > 1 and (seq := one_at_a_time(outputs, registers, input_register, ops,
+                                                    settings, bound, deadline)) is not None:
         programs.append((seq, ONE_AT_A_TIME))
     why = None
     if len(outputs) > 1 and len(outputs) == len(registers):
@@ -195,9 +195,9 @@ def _lower_bound(kernel) -> int:
     return max(adds + halves, 1)
 
 
-def _one_at_a_time(outputs: dict, registers: tuple[str, ...], input_register: str, ops: str,
-                   settings: Settings, bound: int | None = None,
-                   deadline: Deadline | None = None) -> list[Instr] | None:
+def one_at_a_time(outputs: dict, registers: tuple[str, ...], input_register: str, ops: str,
+                  settings: Settings, bound: int | None = None,
+                  deadline: Deadline | None = None) -> list[Instr] | None:
     """Each output compiled on its own (its own e-graph and candidates) and the programs run
     one after another, each stage keeping the input and the outputs already made, the output
     in the input's register last (it may overwrite the input); after any stage the outputs
@@ -238,8 +238,8 @@ def _may_finish(outputs: dict, registers: tuple[str, ...], input_register: str, 
     if len(outputs) != len(registers) or input_register not in outputs:
         return True
     key = (input_register, (input_register,))
-    memo[key] = _stage(input_register, outputs[input_register], key[1], input_register, ops,
-                       settings, deadline, memo)
+    memo[key] = output_stage(input_register, outputs[input_register], key[1], input_register,
+                             ops, settings, deadline, memo)
     return memo[key] is not None or any(_scaled_input(k) for k in outputs.values())
 
 
@@ -276,7 +276,7 @@ def _sequence(outputs: dict, order: list[str], registers: tuple[str, ...], sourc
             return best
         key = (reg, free)
         if key not in memo:
-            memo[key] = _stage(reg, outputs[reg], free, source, ops, settings, deadline, memo)
+            memo[key] = output_stage(reg, outputs[reg], free, source, ops, settings, deadline, memo)
         part = memo[key]
         if part is None:
             memo["a stage did not fit"] = True
@@ -288,9 +288,9 @@ def _sequence(outputs: dict, order: list[str], registers: tuple[str, ...], sourc
     return program if best is None or len(program) <= len(best) else best
 
 
-def _stage(reg: str, kernel, free: tuple[str, ...], input_register: str, ops: str,
-           settings: Settings, deadline: Deadline, memo: dict | None = None,
-           ) -> list[Instr] | None:
+def output_stage(reg: str, kernel, free: tuple[str, ...], input_register: str, ops: str,
+                 settings: Settings, deadline: Deadline, memo: dict | None = None,
+                 ) -> list[Instr] | None:
     """One output's own compile into `reg` within `free`, keeping the input (unless `reg` is
     the input's register); None if it does not fit. `memo` keeps each output's e-graph
     search for its next stage (it does not depend on the registers)."""
