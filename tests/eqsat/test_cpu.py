@@ -117,10 +117,26 @@ def test_a_non_dyadic_kernel_is_exact_on_the_cpu():
 
 
 def test_unsupported_kernels_are_clear_errors():
-    with pytest.raises(KalgSemanticError, match="integer minplus weights"):
-        cpu.optimize_cpu(Kernel.of({(0, 0): Fraction(1, 2), (1, 0): 0}, MINPLUS))
+    with pytest.raises(KalgSemanticError, match=r"finite minplus weights.*-inf.*'\.'"):
+        cpu.optimize_cpu(Kernel.of({(0, 0): float("-inf"), (1, 0): 0}, MINPLUS))
     with pytest.raises(KalgSemanticError, match="zero"):
         cpu.optimize_cpu(Kernel.empty())
+
+
+def test_fractional_min_and_max_plus_weights_decompose_exactly():
+    # Regression: a chamfer step of 1 and 7/5 (or any weight that is not an integer) was
+    # refused ("the cpu optimizer takes integer minplus weights"); the weights are now optimized
+    # times their common denominator and divided back, and verified in exact arithmetic (float
+    # images made 2/5 + 1/2 differ from 9/10 in the last bit)
+    d = Fraction(7, 5)
+    step = Kernel.from_rows([[d, 1, d], [1, 0, 1], [d, 1, d]], semiring=MINPLUS)
+    r = cpu.optimize_cpu(step)
+    assert "exactly" in r.verified and "add_const(v0@(-1,-1), 7/5)" in "\n".join(r.passes)
+    a, b, c = Fraction(1, 10), Fraction(1, 5), Fraction(3, 10)
+    row = Kernel.from_rows([[a, b, a]], semiring=MAXPLUS)
+    column = Kernel.from_rows([[c], [0], [c]], semiring=MAXPLUS)
+    r = cpu.optimize_cpu(row.compose(column))
+    assert "exactly" in r.verified and r.ops < r.direct_ops
 
 
 # ------------------------------------------------------------------ semirings stay apart
