@@ -227,6 +227,21 @@ def test_kalg_run_writes_one_file_per_output(tmp_path, capsys):
     assert "kalg filters one channel" in capsys.readouterr().err
 
 
+def test_kalg_run_help_shows_a_constant_border_value_in_a_form_the_command_accepts(
+        tmp_path, capsys):
+    # Regression: the help said 'constant [V]', and `--border constant 7` as it suggests
+    # failed with "unrecognized arguments: 7"; the help now shows constant:7, which works
+    assert main(["run", "--help"]) == 0
+    assert "constant:7" in capsys.readouterr().out
+    image = np.random.default_rng(5).random((6, 5)).astype(np.float32)
+    np.save(tmp_path / "in.npy", image)
+    assert main(["run", "examples/sobel.kalg", "--image", str(tmp_path / "in.npy"),
+                 "-o", str(tmp_path / "out.npy"), "--border", "constant:7"]) == 0
+    sobel = np.array([[1, 0, -1], [2, 0, -2], [1, 0, -1]])
+    want = nd.correlate(image.astype(float), sobel, mode="constant", cval=7)
+    assert np.allclose(np.load(tmp_path / "out.npy"), want, atol=1e-4)
+
+
 def _rows(a) -> str:
     return "; ".join(" ".join(str(int(v)) for v in row) for row in np.asarray(a))
 
