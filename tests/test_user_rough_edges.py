@@ -359,6 +359,27 @@ def test_float_array_without_approximation_is_refused():
         kalg.compile(np.full((3, 3), 1 / 9))
 
 
+def test_api_bad_arguments_are_kalg_errors_not_python_ones():
+    # Regression (issue 11 audit): an infinite entry raised OverflowError, an unknown op set
+    # ValueError "tuple.index(x): x not in tuple", an unknown stage ValueError, and a 1-D image
+    # to simulate ValueError "not enough values to unpack"; a float such as 0.5 was refused as
+    # "not exact (0.5 is stored as 1/2)"
+    import kalg
+    from kalg.diagnostics import KalgError, UsageError
+
+    assert kalg.KalgError is KalgError  # what a reader of the README catches
+    with pytest.raises(KalgError, match="inf is not finite"):
+        kalg.compile([[1, float("inf"), 1]])
+    with pytest.raises(UsageError, match="unknown op set 'some': expected 'all' or 'basic'"):
+        kalg.compile([[1, 2, 1]], ops="some")
+    with pytest.raises(UsageError, match=r"unknown stage 'nope'.*decomposition, program"):
+        kalg.compile([[1, 2, 1]], emit="nope")
+    with pytest.raises(KalgError, match=r"2-D array of numbers \(one channel\), not one of shape"):
+        kalg.simulate("scamp5_kernel_begin();\nscamp5_kernel_end();", [[1]], np.zeros(5))
+    with pytest.raises(KalgError, match=r"0\.5 is a float, and kalg takes floats only to round"):
+        kalg.compile([[0.5, 0.25, 0.5]])
+
+
 def test_api_arrays_of_exact_numbers():
     from fractions import Fraction
 

@@ -120,6 +120,11 @@ def compile(source: Any, *, name: str | None = None, target: str | None = None,
                          f"{', '.join(targets.TARGETS)}") from None
     if isinstance(registers, str):
         registers = parse_registers(registers)
+    if ops not in (None, "all", "basic"):
+        raise UsageError(f"unknown op set {ops!r}: expected 'all' or 'basic'")
+    if emit not in {stage.value for stage in Stage} | set(Stage):
+        raise UsageError(f"unknown stage {emit!r} to emit: expected one of "
+                         f"{', '.join(stage.value for stage in Stage)}")
     settings = Settings(name=name, target=target, ops=ops,
                         registers=tuple(registers) if registers else None, input=input,
                         emit=Stage(emit), time_limit=time_limit, node_limit=node_limit,
@@ -232,14 +237,18 @@ def _number(value: Any, floats_ok: bool, what: str) -> str:
     if isinstance(value, Decimal):
         return _decimal(value)
     if isinstance(value, float | np.floating):
-        if not floats_ok:
-            raise KalgError(
-                f"kernel {what} {float(value)!r} is a float, which is not exact "
-                f"({float(value)!r} is stored as {Fraction(float(value))}): give exact numbers "
-                "(ints, fractions.Fraction, or strings such as '0.25' or '1/9') with divisor=..., "
-                "or approx=DEPTH to round it to a multiple of 2^-DEPTH")
-        if not math.isfinite(float(value)):
+        if not math.isfinite(float(value)):  # before Fraction(value), which cannot take it
             raise KalgError(f"kernel {what} {float(value)!r} is not finite")
+        if not floats_ok:
+            stored = Fraction(float(value))
+            why = (f"which is not exact ({float(value)!r} is stored as {stored})"
+                   if stored.denominator > 1 << 16 else
+                   f"and kalg takes floats only to round them (most are not the number "
+                   f"written: 0.1 is stored as {Fraction(0.1)})")
+            raise KalgError(
+                f"kernel {what} {float(value)!r} is a float, {why}: give exact numbers (ints, "
+                "fractions.Fraction, or strings such as '0.25' or '1/9') with divisor=..., or "
+                "approx=DEPTH to round it to a multiple of 2^-DEPTH")
         return _decimal(Decimal(repr(float(value))))
     raise KalgError(f"kernel {what} {value!r} is not a number")
 
@@ -283,7 +292,7 @@ def simulate(program: Any, kernel: Any, image: Any = None, *, name: str | None =
     instructions = load_program(program, ops=ops, simulated_registers=simulated_registers)
     targets, input_register = load_targets(kernel, name=name, input=input)
     img = (np.random.default_rng(seed).integers(0, 256, size=(256, 256)).astype(np.float64)
-           if image is None else np.asarray(image, dtype=np.float64))
+           if image is None else _image(image))
     check_program(instructions, targets, img, input_register)
     outputs = run(instructions, img, input_register)
     reference = {r: k.apply(img) for r, k in targets.items()}
@@ -296,6 +305,18 @@ def simulate(program: Any, kernel: Any, image: Any = None, *, name: str | None =
         noisy = {r: result[r] for r in targets}
     return SimulationResult({r: outputs[r] for r in sorted(targets)}, reference, worst,
                             (rows, cols), input_register, noisy)
+
+
+def _image(image: Any) -> np.ndarray:
+    """`image` as a 2-D float64 array; KalgError for anything else."""
+    try:
+        img = np.asarray(image, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise KalgError("an image is a 2-D array of numbers (one channel)") from None
+    if img.ndim != 2 or 0 in img.shape:
+        raise KalgError(f"an image is a 2-D array of numbers (one channel), not one of shape "
+                        f"{img.shape}")
+    return img
 
 
 def load_program(program: Any, *, ops: str | None = None,
