@@ -160,6 +160,25 @@ def test_registers_without_the_input_explains_input_and_output(capsys, tmp_path)
     assert "A, A" not in err
 
 
+def test_registers_without_a_filters_output_do_not_suggest_moving_the_input(capsys, tmp_path):
+    # Regression (issue 11 audit): a filter output missing from --registers got the hint
+    # "move the input with --input REG", which cannot put B in the budget
+    path = kalg_file(tmp_path, "filter f = [A: [1 2 1], B: [1 0 -1]]\n")
+    code, _, err = run(capsys, "optimize", path, "--registers", "A,C,D")
+    assert code == 2
+    assert "B is an output register of 'f'" in err and "--input" not in err
+
+
+def test_a_register_listed_twice_or_a_falling_range_says_so(capsys, tmp_path):
+    # Regression (issue 11 audit): `--registers A,A,B` and `--registers F..A` got only
+    # "invalid register budget" and the forms, not what was wrong with them
+    path = kalg_file(tmp_path, "kernel k = [1 2 1]\n")
+    code, _, err = run(capsys, "optimize", path, "--registers", "A,A,B")
+    assert code == 2 and "(A listed twice)" in err
+    code, _, err = run(capsys, "optimize", path, "--registers", "F..A")
+    assert code == 2 and "(a range runs up: A..F)" in err
+
+
 def test_input_option_moves_the_input_and_the_kernels_output(capsys, tmp_path):
     path = kalg_file(tmp_path, "kernel k = [1 2 1]\n")
     program = tmp_path / "k.scamp5"

@@ -136,17 +136,22 @@ def compile(source: Any, *, name: str | None = None, target: str | None = None,
 def parse_registers(text: str) -> tuple[str, ...]:
     """'A..F' or 'A,B,C' → ('A', ...); letters beyond F are refused later unless the target is
     the simulated wide one. Raises UsageError when `text` is neither form."""
+    why = ""
     if ".." in text:
         lo, hi = (s.strip().upper() for s in text.split("..", 1))
         if lo in SIMULATED_REGISTERS and hi in SIMULATED_REGISTERS and lo <= hi:
             return SIMULATED_REGISTERS[SIMULATED_REGISTERS.index(lo):
                                        SIMULATED_REGISTERS.index(hi) + 1]
+        if lo in SIMULATED_REGISTERS and hi in SIMULATED_REGISTERS:
+            why = f" (a range runs up: {hi}..{lo})"
     else:
         regs = tuple(s.strip().upper() for s in text.split(",") if s.strip())
         if regs and all(r in SIMULATED_REGISTERS for r in regs) and len(set(regs)) == len(regs):
             return regs
-    raise UsageError(f"invalid register budget {text!r}: use a range like A..F or a list like "
-                     f"A,B,C of registers from {' '.join(SIMULATED_REGISTERS)}")
+        if twice := sorted({r for r in regs if regs.count(r) > 1}):
+            why = f" ({', '.join(twice)} listed twice)"
+    raise UsageError(f"invalid register budget {text!r}{why}: use a range like A..F or a list "
+                     f"like A,B,C of registers from {' '.join(SIMULATED_REGISTERS)}")
 
 
 # ----------------------------------------------------------------------------- sources

@@ -249,12 +249,15 @@ def _check_budget(definition: frontend.Definition, input_register: str,
     if roles:
         said = "; ".join(f"{r} is {' and '.join(what)}" for r, what in roles.items())
         error = UsageError if from_options else KalgSemanticError
+        moved = input_register in roles  # a filter's outputs do not move with the input
         raise error(
             f"register(s) {', '.join(roles)} must be in the register budget "
             f"{' '.join(registers)}: {said}",
             span=None if from_options else definition.span,
             hint=f"add them to --registers, or move the input with --input REG "
-                 f"(e.g. --input {registers[0]}: a kernel's result then ends in it too)")
+                 f"(e.g. --input {registers[0]}: a kernel's result then ends in it too)"
+            if moved else "add them to --registers, or give the filter's outputs registers "
+                          "of the budget")
 
 
 def _check_output(definition: frontend.Definition, register: str, kernel: Kernel) -> None:
