@@ -142,6 +142,15 @@ def test_zero_kernel_error_has_a_location(capsys, tmp_path):
     assert err.startswith(f"{path}:2:1: error: 'z' is the zero kernel")
 
 
+def test_a_kernel_approximated_to_zero_says_the_approximation_made_it_zero(capsys, tmp_path):
+    # Regression (issue 11 audit): [1 2 1] / 10 at depth 1 rounds to [0 0 0], and kalg said
+    # "'a' is the zero kernel: there is nothing to compute" of a kernel that is not zero
+    path = kalg_file(tmp_path, "kernel a = [1 2 1] / 10 with approx depth 1\n")
+    code, _, err = run(capsys, "optimize", path)
+    assert code == 1
+    assert "'a' approximated at depth 1 is the zero kernel" in err and "raise the" in err
+
+
 def test_utf8_byte_order_mark_is_accepted(capsys, tmp_path):
     path = tmp_path / "bom.kalg"
     path.write_bytes(b"\xef\xbb\xbfkernel k = [1 2 1]\n")

@@ -263,6 +263,11 @@ def _check_budget(definition: frontend.Definition, input_register: str,
 def _check_output(definition: frontend.Definition, register: str, kernel: Kernel) -> None:
     where = f"'{definition.name}'" + (f" output {register}" if definition.kind != "kernel" else "")
     if not kernel.trimmed().entries:
+        if (depth := definition.approx_depth.get(register)) is not None:
+            raise KalgSemanticError(
+                f"{where} approximated at depth {depth} is the zero kernel: every coefficient "
+                f"rounds to 0 (largest error {definition.approx_error[register]})",
+                definition.span, "raise the approximation's depth (or give a max_error)")
         raise KalgSemanticError(f"{where} is the zero kernel: there is nothing to compute",
                                 definition.span)
     if kernel.radius() > MAX_REACH:
