@@ -151,6 +151,14 @@ def test_a_kernel_approximated_to_zero_says_the_approximation_made_it_zero(capsy
     assert "'a' approximated at depth 1 is the zero kernel" in err and "raise the" in err
 
 
+def test_emit_kernels_ends_its_last_line(capsys, tmp_path):
+    # Regression (issue 11 audit): `--emit kernels` printed no final newline, so a shell
+    # prompt or the next command's output went on the matrix's last line
+    path = kalg_file(tmp_path, "kernel r = [1 2; 3 4] @ (0, 0)\n")
+    code, out, _ = run(capsys, "optimize", path, "--emit", "kernels")
+    assert code == 0 and out.endswith("@ (0, 0)\n")
+
+
 def test_utf8_byte_order_mark_is_accepted(capsys, tmp_path):
     path = tmp_path / "bom.kalg"
     path.write_bytes(b"\xef\xbb\xbfkernel k = [1 2 1]\n")

@@ -90,7 +90,8 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
     input_register = settings.input or target.input
     definition = _with_input(module.definition(settings.name), target.input, input_register)
     if settings.emit is Stage.KERNELS:
-        return Result(Stage.KERNELS, format_definition(definition), definition=definition)
+        return Result(Stage.KERNELS, format_definition(definition) + "\n",
+                      definition=definition)
     ops = settings.ops or target.ops
     registers = settings.registers or target.registers
     target_name = settings.target or target.name
