@@ -14,7 +14,7 @@ from fractions import Fraction
 from kalg import codegen, portfolio
 from kalg.candidates import JOINT_OUTPUTS, search_options
 from kalg.decomp import Decomposition
-from kalg.diagnostics import RegisterPressureError, ResourceLimitError
+from kalg.diagnostics import KalgError, RegisterPressureError, ResourceLimitError
 from kalg.eqsat.optimize import direct_decomposition, optimize
 from kalg.programs import SCREEN, best_program
 from kalg.scamp5.isa import REGISTERS as SCAMP5_REGISTERS
@@ -71,10 +71,14 @@ def _choose(candidates: dict[str, dict[str, Decomposition]], outputs: dict,
             registers: tuple[str, ...], input_register: str, ops: str, settings: Settings,
             deadline: Deadline, large: bool) -> tuple[list[Instr], str, str | None]:
     found, stop = None, None
-    pressure = _no_joint_program(outputs, registers)
+    pressure: KalgError = _no_joint_program(outputs, registers)
     matrix = (codegen.matrix_filter(outputs, registers, input_register, ops)
               if len(outputs) > 1 else None)
-    if len(outputs) <= JOINT_OUTPUTS and (
+    try:  # a kernel too large for the code generator still gets the constant-matrix program
+        searchable = [portfolio.searchable(c) for c in candidates.values()]
+    except KalgError as err:
+        searchable, pressure = [], err
+    if searchable and len(outputs) <= JOINT_OUTPUTS and (
             matrix is None or _joint_may_win(candidates[ops], registers, input_register, ops,
                                              deadline, len(matrix))):
         try:
@@ -84,11 +88,18 @@ def _choose(candidates: dict[str, dict[str, Decomposition]], outputs: dict,
             found = (program, winner)
         except RegisterPressureError as err:
             pressure = err
+        except MemoryError:  # the search's, within KALG_MEMORY_MIB (a random 7x7 kernel)
+            pressure = ResourceLimitError(MEMORY)
+            stop = f"{MEMORY}: the program is the best of the filter's own constructions"
     program, winner = _filter_programs(found, outputs, registers, input_register, ops,
                                        settings, deadline, matrix)
     if program is None:
         raise pressure
     return program, winner, stop
+
+
+MEMORY = ("the code generator's search over the candidate decompositions ran out of memory "
+          "(KALG_MEMORY_MIB)")
 
 
 JOINT_PROBE_SLACK = 2
