@@ -281,6 +281,22 @@ def test_binomial_over_a_power_of_two_is_one_scale_not_halvings():
     assert r.ops == 17 and not any("half" in line for line in r.passes)
 
 
+def test_copying_passes_rebuilds_each_shared_value_once(tmp_path, capsys):
+    # Regression (issue 11 audit): Passes.copy rebuilt a value once per path to it, exponential
+    # in the depth of shared values: `kalg optimize --target cpu` on a 15x15 binomial (its
+    # doublings) ran for minutes, a 31x31 one past 300 s
+    source = cpu.Passes(REAL)
+    v = 0
+    for _ in range(60):
+        v = source.node("plus", (v, v))
+    copy = cpu.Passes(REAL)
+    assert copy.ops(copy.copy(source, v)) == 60 and len(copy.values) == 61
+    path = tmp_path / "g15.kalg"
+    path.write_text("kernel g = (1 + x)^14 * (1 + y)^14 * shift(-7, -7) / 2^28\n")
+    assert main(["optimize", str(path), "--target", "cpu"]) == 0
+    assert "# verified: exactly" in capsys.readouterr().out
+
+
 def test_a_composed_definition_stays_factored(tmp_path, capsys):
     # `cross * cross` came out tap by tap (20 ops); each factor is 3 ops with a shared pair
     path = tmp_path / "cc.kalg"

@@ -537,16 +537,25 @@ class Passes:
              onto: int | None = None) -> int:
         """Value v of `other`, rebuilt here (hash-consed: passes already here are reused).
         other's input (a one-input program) becomes this program's value `onto`, else its
-        input `channel`; with neither, other's channels are kept."""
-        p = other.values[v]
-        if p.op == "input":
-            if onto is not None:
-                return onto
-            return self.input(channel if channel is not None else (p.param or (0,))[0])
-        args = tuple(self.copy(other, a, channel, onto) for a in p.args)
-        if p.op == "shift":
-            return self.shift(args[0], *p.param)
-        return self._make(Pass(p.op, args, p.param))
+        input `channel`; with neither, other's channels are kept. Each value of `other` is
+        rebuilt once (a value read twice, as a binomial's doublings are, is not rebuilt twice:
+        that was exponential in the depth, minutes for a 15x15 binomial)."""
+        done: dict[int, int] = {}
+
+        def rebuild(i: int) -> int:
+            if (j := done.get(i)) is None:
+                p = other.values[i]
+                if p.op == "input":
+                    j = onto if onto is not None else self.input(
+                        channel if channel is not None else (p.param or (0,))[0])
+                else:
+                    args = tuple(rebuild(a) for a in p.args)
+                    j = (self.shift(args[0], *p.param) if p.op == "shift"
+                         else self._make(Pass(p.op, args, p.param)))
+                done[i] = j
+            return j
+
+        return rebuild(v)
 
     def live_all(self, outs: list[int]) -> list[int]:
         """The values any of `outs` depends on, in order."""
