@@ -4,6 +4,7 @@ semiring's rules ever touch another semiring's terms."""
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 from pathlib import Path
@@ -295,6 +296,16 @@ def test_copying_passes_rebuilds_each_shared_value_once(tmp_path, capsys):
     path.write_text("kernel g = (1 + x)^14 * (1 + y)^14 * shift(-7, -7) / 2^28\n")
     assert main(["optimize", str(path), "--target", "cpu"]) == 0
     assert "# verified: exactly" in capsys.readouterr().out
+
+
+def test_a_15x15_binomial_is_one_add_per_tap_along_each_axis():
+    # Regression (issue 11 audit): the two factors of a large separable kernel shared one
+    # literal budget and the row got a poor form: (1 + x)^14 (1 + y)^14 / 2^28 cost 96
+    # ops/pixel, where 14 adds per axis and one scale are 29
+    row = Kernel.of({(x, 0): math.comb(14, x + 7) for x in range(-7, 8)})
+    k = row.compose(row.transpose()).scale(Fraction(1, 2 ** 28))
+    r = cpu.optimize_cpu(k)
+    assert r.ops == 29 and "exactly" in r.verified
 
 
 def test_a_composed_definition_stays_factored(tmp_path, capsys):

@@ -159,7 +159,10 @@ def _real_facts(k: Kernel, max_literals: int) -> str | None:
     one step, whatever its length); None when the kernel is too large to search."""
     sep = analyses.separation(k) if len(k) > SEPARATE_OVER_TAPS else None
     if sep is not None:
-        seeds = analyses.seed({"r": sep[0], "c": sep[1]}, max_literals)
+        # a literal budget per factor, growing with its taps: the factors of (1 + x)^14 shared
+        # 30 literals and the row got a poor form (a 15x15 binomial 96 ops, not 29)
+        budget = 2 * max(max_literals, 2 * max(len(sep[0]), len(sep[1])))
+        seeds = analyses.seed({"r": sep[0], "c": sep[1]}, budget)
         root = f"(KCompose {seeds.roots['r']} {seeds.roots['c']})"
     elif len(k) > SEARCH_MAX_TAPS:
         return None
