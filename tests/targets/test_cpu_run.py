@@ -278,3 +278,11 @@ def test_a_summed_area_table_not_in_window_form_runs_as_truncated_scans():
         want = nd.correlate(image.astype(np.float64), np.ones((3, 3)), mode="reflect",
                             origin=(1, -1))
         np.testing.assert_allclose(f(image), want, atol=1e-5)
+
+
+def test_cpu_bench_with_a_name_that_matches_no_row_is_a_usage_error(capsys):
+    # Regression (issue 11 audit): `kalg bench --target cpu nosuchrow` printed an empty table
+    # and exited 0 (the SCAMP-5 bench says "unknown kernel(s)")
+    assert main(["bench", "--target", "cpu", "nosuchrow"]) == 2
+    err = capsys.readouterr().err
+    assert "no row of the cpu bench matches 'nosuchrow'" in err and "box 3x3" in err
