@@ -494,6 +494,31 @@ def test_status_line_on_a_terminal_shows_the_stage_and_is_erased():
     assert reporter(stats=False, stream=io.StringIO())[0] is None  # not a terminal: silent
 
 
+def test_stats_lines_from_several_processes_are_whole_lines():
+    # Regression (issue 11 audit): with --stats the large-kernel path's worker processes
+    # printed "kalg: code generation: search 1 of 3 (factor chain)kalg: code generation:
+    # search 2 of 3 ..." on one line: print writes the text and its line break separately
+    from kalg.progress import reporter, warner
+
+    writes: list[str] = []
+
+    class Stream:
+        def write(self, text):
+            writes.append(text)
+
+        def flush(self):
+            pass
+
+        def isatty(self):
+            return False
+
+    progress, _ = reporter(stats=True, stream=Stream())
+    progress("code generation: search 1 of 3 (factor chain)")
+    warner(Stream())("--timeout expired")
+    assert writes == ["kalg: code generation: search 1 of 3 (factor chain)\n",
+                      "kalg: warning: --timeout expired\n"]
+
+
 def test_bench_json_has_the_common_keys_and_the_rows(capsys):
     code, out, _ = run(capsys, "bench", "sobel", "--ops", "all", "--json")
     data = json.loads(out)
