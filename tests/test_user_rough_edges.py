@@ -364,6 +364,13 @@ def test_simulate_and_check_json(capsys):
     assert data["kernels"]["sobel"]["outputs"]["A"][0] == ["1", "0", "-1"]
 
 
+def test_check_json_lists_a_targets_several_inputs(capsys):
+    # Regression (issue 11 audit): `kalg check --json` of a file with `input: A B` gave
+    # "input": "A" and nothing about B
+    code, out, _ = run(capsys, "check", EXAMPLES / "frame_pair.kalg", "--json")
+    assert code == 0 and json.loads(out)["target"]["inputs"] == ["A", "B"]
+
+
 # ----------------------------------------------------------------------------- --report
 def test_simulate_report_writes_one_png(capsys, tmp_path):
     pytest.importorskip("matplotlib")
