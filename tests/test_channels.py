@@ -223,3 +223,10 @@ def test_a_mix_is_never_folded_into_an_input_it_reads():
     result = compile_text(text, "f.kalg", Settings(ops="basic"))
     verify_exact_channels(result.program, load_text(text, "f.kalg").definition().channels,
                           ("A", "B"))
+
+
+def test_exhaustive_on_a_filter_over_several_inputs_says_why_the_length_is_not_proven():
+    # Regression (issue 11 audit): --exhaustive was silently ignored for a filter over several
+    # inputs (a filter over one input says "not proven (... one output only)")
+    result = compile_file(EXAMPLES / "frame_pair.kalg", Settings(exhaustive=True))
+    assert "// length: not proven (the exhaustive search takes one input" in result.text

@@ -203,6 +203,9 @@ def _compile_channels(definition: frontend.Definition, path: str | Path, emit: S
         "candidate": winner, "inputs": " ".join(target.inputs),
         "seconds": {stage: round(s, 3) for stage, s in clock.laps.items()}}
     header = _header(definition, path, ops, registers, " ".join(target.inputs), target_name)
+    if settings.exhaustive:  # asked for, so say why there is no proof
+        header.append("length: not proven (the exhaustive search takes one input and one "
+                      "output only)")
     return Result(Stage.PROGRAM, format_program(program, header=header), stats, program,
                   definition=definition, verified=True, input_register=target.inputs[0])
 
