@@ -149,3 +149,13 @@ def test_each_outputs_mix_is_made_in_the_outputs_own_register():
     definition = load_text(text, "f.kalg").definition()
     verify_exact_channels(result.program, definition.channels, definition.inputs)
     assert len(result.program) <= 11
+
+
+def test_outputs_in_input_registers_that_read_each_others_input_are_moved_into_place():
+    # Regression (issue 11 audit): A: g * A + B and B: A - g * B each overwrite an input the
+    # other reads, so no order made them in place and the flat matrix program won (54
+    # instructions); they are now made in spare registers and moved into A and B last
+    result, matrix = _checked(HEAD + "kernel g = [1 2 1] * transpose([1 2 1]) / 16\n"
+                              "filter f = [A: g * A + B, B: A - g * B]\n")
+    assert result.stats["candidate"] == STAGED
+    assert len(result.program) <= 25 < len(matrix)

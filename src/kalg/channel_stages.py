@@ -55,13 +55,33 @@ def staged_program(outputs: Mapping[str, Mapping[str, Kernel]], registers: Seque
     parts = {o: {c: k.trimmed() for c, k in p.items() if k.trimmed().entries}
              for o, p in outputs.items()}
     best: list[Instr] | None = None
-    for order in _orders(parts, tuple(registers), tuple(inputs)):
-        limit = min([b for b in (bound, best and len(best)) if b], default=None)
-        found = _Run(parts, tuple(registers), tuple(inputs), apply, limit,
-                     three_operand, finish).program(order)
-        if found is not None and (best is None or len(found) < len(best)):
-            best = found
+    # where no order makes the outputs in place (two outputs in input registers that read
+    # each other's input: A: g * A + B, B: A - g * B), those outputs are made in spare
+    # registers and moved there last
+    for spares in ({}, _spares(parts, tuple(registers), tuple(inputs))):
+        if spares is None or (spares and best is not None):
+            continue
+        renamed = {spares.get(o, o): p for o, p in parts.items()}
+        moves = [Mov(o, spare) for o, spare in spares.items()]
+        for order in _orders(renamed, tuple(registers), tuple(inputs)):
+            limit = min([b for b in (bound, best and len(best)) if b], default=None)
+            found = _Run(renamed, tuple(registers), tuple(inputs), apply,
+                         None if limit is None else limit - len(moves), three_operand,
+                         finish).program(order)
+            if found is not None and (best is None or len(found) + len(moves) < len(best)):
+                best = found + moves
     return best
+
+
+def _spares(parts: dict, registers: tuple[str, ...],
+            inputs: tuple[str, ...]) -> dict[str, str] | None:
+    """Output in an input register → a register that is neither an output nor an input, for
+    each such output; None when there are none or too few spare registers."""
+    placed = [o for o in parts if o in inputs]
+    free = [r for r in registers if r not in parts and r not in inputs]
+    if not placed or len(free) < len(placed):
+        return None
+    return dict(zip(placed, free, strict=False))
 
 
 def estimate(kernel: Kernel) -> int:
