@@ -462,6 +462,18 @@ def test_api_simulate_of_a_wrong_program_raises_a_user_error():
     assert "register A differs" in caught.value.message
 
 
+def test_simulate_of_a_program_reading_an_unwritten_register_names_the_instruction(capsys,
+                                                                                  tmp_path):
+    # Regression (issue 11 audit): a hand-written program that read C before writing it got
+    # "register A holds no defined value" and nothing about where the undefined value came from
+    program = tmp_path / "p.scamp5"
+    program.write_text("scamp5_kernel_begin();\nadd(B, C, A);\nmov(A, B);\n"
+                       "scamp5_kernel_end();\n")
+    code, _, err = run(capsys, "simulate", program, "--kernel", EXAMPLES / "sobel.kalg",
+                       "--size", "16")
+    assert code == 1 and "instruction 1 (add(B, C, A);) reads C before anything writes it" in err
+
+
 def test_api_cpu_target_goes_through_the_runtime_route():
     """target="cpu" is routed to kalg.targets.cpu; without it, a clear KalgError."""
     import importlib.util

@@ -324,6 +324,18 @@ def _image(image: Any) -> np.ndarray:
     return img
 
 
+def undefined_read(program: list[Instr], inputs: Sequence[str]) -> str | None:
+    """'instruction N (text) reads R before anything writes it' for the first instruction of
+    `program` that reads a register neither an input nor written before it; None if none."""
+    written = set(inputs)
+    for n, instr in enumerate(program, start=1):
+        if unset := [r for r in instr.reads() if r not in written]:
+            return (f"instruction {n} ({instr}) reads {', '.join(unset)} before anything "
+                    "writes it")
+        written.update(instr.writes())
+    return None
+
+
 def load_program(program: Any, *, ops: str | None = None,
                  simulated_registers: bool = False) -> list[Instr]:
     """Instructions from a CompileResult, a list of them, program text or a .scamp5 path."""
@@ -390,6 +402,8 @@ def check_program(program: list[Instr], targets: Mapping[str, Kernel], image: np
     except VerificationError as err:
         problems["numeric"] = err.message
     if problems:
+        if (unset := undefined_read(program, (input_register,))) is not None:
+            problems["undefined"] = unset
         raise ProgramMismatchError(
             "the program does not compute the kernel: " + "; ".join(problems.values()),
             hint="check that --kernel names the definition the program was made for (and the "

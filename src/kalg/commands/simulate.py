@@ -195,6 +195,10 @@ def _run_channels(args: argparse.Namespace, program, targets: dict,
         out.line("numeric  FAILED")
         details["numeric"] = err.message
     if details:
+        from kalg.api import undefined_read
+
+        if (unset := undefined_read(program, inputs)) is not None:
+            details["undefined"] = unset
         raise ProgramMismatchError("; ".join(details.values()), details=details)
     out.data |= {"verified": True, "max_abs_error": worst}
     out.finish()
