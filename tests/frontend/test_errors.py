@@ -45,6 +45,8 @@ SYNTAX = [
      14, "composed with '*'"),
     ("bad-filter-many", "filter f = [A: k, B: j, C: i D: h]", 1, 30,
      "[REGISTER: expression, ...]"),
+    # issue 11 audit: an empty filter said only "unexpected ']': expected a name"
+    ("empty-filter", "filter f = []", 1, 13, "[REGISTER: expression, ...]"),
     ("name-in-matrix", "kernel k = [1 2; 3 4; 5 x]", 1, 25, "a matrix holds only numbers"),
     ("comma-in-matrix", "kernel k = [1 2 3 4, 5]", 1, 20, "a matrix holds only numbers"),
     ("bad-exponent", "kernel k = x^y", 1, 14, "an exponent is an integer"),

@@ -49,7 +49,7 @@ ERROR_EXAMPLES: dict[str, list[str]] = {
         "filter f = k", "filter f = [k]", "filter f = [A k]", "filter f = [A: k B: j]",
         "filter f = [A: k, B]", "filter f = [A: k, B j]", "filter f = [A: k, B: j C]",
         "filter f = [A: k, B: j, C]", "filter f = [A: k, B: j, C i]",
-        "filter f = [A: k, B: j, C: i D]",
+        "filter f = [A: k, B: j, C: i D]", "filter f = []",
     ],
     "a matrix holds only numbers, '.' (no entry) and inf; rows end at ';' or a line break": [
         "kernel k = [x]", "kernel k = [1 x]", "kernel k = [1 2; 1 x]", "kernel k = [1 (2)]",
