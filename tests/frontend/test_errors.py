@@ -221,6 +221,14 @@ def test_the_caret_under_a_line_with_a_tab_keeps_the_tab():
     assert caret == "\t".join([" " * 18, "  ^"]) and line.index("b") == caret.index("^")
 
 
+def test_shift_of_a_kernel_by_one_offset_says_the_two_forms():
+    # Regression (issue 11 audit): shift([1 2 1], 1) said "an offset must be a number, not a
+    # kernel ..." and not that shift takes (dx, dy) or (kernel, dx, dy)
+    with pytest.raises(KalgSemanticError) as caught:
+        load_text("kernel a = shift([1 2 1], 1)")
+    assert "(kernel, dx, dy)" in caught.value.hint and caught.value.span.column == 18
+
+
 def test_non_dyadic_error_says_how_to_approximate():
     err = load_text("kernel k = [1 1 1]/3").definition().unapproximated["A"]
     assert "approx" in err.hint and "--target cpu" in err.hint
