@@ -5,15 +5,15 @@
 
 For each filter of `scripts/scaling.py` (sample j: the first k kernels of
 `random_kernels(10, seed + j)`, outputs in A, B, C, ...), each output's own compile
-(`filters._stage`: its own e-graph and candidates, default limits) into its register with the
-registers actually free: the input and the outputs already made kept, the output in the input's
-register last (it may overwrite the input), in register order. The last stage may also be the
-constant-matrix program of that one kernel (`codegen.matrix_filter`: three divisions, then a
+(`filters.output_stage`: its own e-graph and candidates, default limits) into its register with
+the registers actually free: the input and the outputs already made kept, the output in the
+input's register last (it may overwrite the input), in register order. The last stage may also be
+the constant-matrix program of that one kernel (`codegen.matrix_filter`: three divisions, then a
 walk), where it is shorter or the own compile finds none: with the input free to overwrite it
 needs three registers, and the own compile of a random kernel in three does not fit. Prints,
 per k, how many filters have such a sequence (every stage fits) and its length per filter as
 JSON lines, so that the study can put "together" beside it. A filter is never longer than
-this sequence where it exists (`filters._one_at_a_time` tries the same stages and, after each,
+this sequence where it exists (`filters.one_at_a_time` tries the same stages and, after each,
 the constant-matrix program of the outputs left).
 
 With one output per register (k = number of registers) the last stage has the input's register
@@ -47,7 +47,7 @@ from scaling import REGISTERS, random_kernels
 from kalg import codegen
 from kalg.codegen import filling
 from kalg.codegen.matrix import _integer_matrix
-from kalg.filters import _stage
+from kalg.filters import output_stage
 from kalg.kernel import Kernel
 from kalg.pipeline import Settings
 from kalg.settings import Deadline
@@ -69,7 +69,7 @@ def sequence(kernels, registers: tuple[str, ...]) -> dict:
         if full and reg != "A":
             result["in_place"][len(done)] = in_place(program, outputs, registers, done)
         free = tuple(r for r in registers if r not in done)
-        part = _stage(reg, outputs[reg], free, "A", "all", Settings(), Deadline(None))
+        part = output_stage(reg, outputs[reg], free, "A", "all", Settings(), Deadline(None))
         if reg == "A" and (alone := codegen.matrix_filter({reg: outputs[reg]}, free, "A",
                                                            "all")) is not None:
             part = alone if part is None or len(alone) < len(part) else part

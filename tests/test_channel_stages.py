@@ -126,3 +126,36 @@ def test_a_terms_last_move_or_add_folds_into_the_accumulation():
     assert _accumulate(step, "C", "F", False, False) == [*step, Add("C", "C", "F")]
     step = [Add("F", "C", "E")]
     assert _accumulate(step, "C", "F", False, True) == [*step, Add("C", "C", "F")]
+
+
+def test_a_kernel_applied_to_the_difference_of_two_frames_is_applied_once_to_the_difference():
+    # Regression: blur * (A - B) halved each frame four times (blur is over 16) before
+    # subtracting (18 instructions with D); the rests' common scale now goes into the common
+    # factor, so the difference is one `sub` and the blur runs once on it, and D = x·A - B is
+    # one `subx`, not `movx` and `sub`
+    result, matrix = _checked(HEAD + "kernel blur = [1 2 1] * transpose([1 2 1]) / 16\n"
+                              "filter motion = [C: blur * (A - B), D: shift(A, 1, 0) - B]\n")
+    assert len(result.program) <= 12 < len(matrix)
+
+
+def test_each_outputs_mix_is_made_in_the_outputs_own_register():
+    # Regression: with three inputs and two outputs on five registers the outputs' own mixes
+    # found no register to hold the last output's mix (every other one was an input it reads)
+    # and the matrix program won with 41 instructions; E = A - C was `sub` and `mov`
+    text = ("target scamp5 { registers: A..E, input: A B C }\n"
+            "kernel lap = [0 1 0; 1 -4 1; 0 1 0]\n"
+            "filter rgb = [D: lap * (A + 2*B + C) / 4, E: A - C]\n")
+    result = compile_text(text, "f.kalg", Settings())
+    definition = load_text(text, "f.kalg").definition()
+    verify_exact_channels(result.program, definition.channels, definition.inputs)
+    assert len(result.program) <= 11
+
+
+def test_outputs_in_input_registers_that_read_each_others_input_are_moved_into_place():
+    # Regression (issue 11 audit): A: g * A + B and B: A - g * B each overwrite an input the
+    # other reads, so no order made them in place and the flat matrix program won (54
+    # instructions); they are now made in spare registers and moved into A and B last
+    result, matrix = _checked(HEAD + "kernel g = [1 2 1] * transpose([1 2 1]) / 16\n"
+                              "filter f = [A: g * A + B, B: A - g * B]\n")
+    assert result.stats["candidate"] == STAGED
+    assert len(result.program) <= 25 < len(matrix)

@@ -3,6 +3,7 @@ sums of kernels applied to named inputs, compiled, verified on every input and s
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 from pathlib import Path
 
@@ -89,6 +90,25 @@ def test_kalg_simulate_checks_a_program_over_two_inputs(tmp_path, capsys):
                  "--size", "32"]) == 1
     out = capsys.readouterr().out
     assert "exact    FAILED" in out and "numeric  FAILED" in out
+
+
+def test_kalg_simulate_takes_an_image_of_the_filters_channels_and_json(tmp_path, capsys):
+    # Regression (issue 11 audit): for a filter over several inputs `kalg simulate` refused
+    # --image and --json ("checks random images only"); it now reads an HxWxC .npy (or a
+    # colour image) as `kalg run` does, channel c the c-th input, and prints one JSON object
+    program = tmp_path / "layer.scamp5"
+    assert main(["optimize", str(EXAMPLES / "cnn_layer.kalg"), "-o", str(program)]) == 0
+    np.save(tmp_path / "maps.npy", np.random.default_rng(2).uniform(-1, 1, (24, 20, 2)))
+    capsys.readouterr()
+    assert main(["simulate", str(program), "--kernel", str(EXAMPLES / "cnn_layer.kalg"),
+                 "--image", str(tmp_path / "maps.npy"), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["verified"] and report["inputs"] == ["A", "B"]
+    assert sorted(report["max_abs_error"]) == ["C", "D", "E"]
+    np.save(tmp_path / "rgb.npy", np.zeros((8, 8, 3)))
+    assert main(["simulate", str(program), "--kernel", str(EXAMPLES / "cnn_layer.kalg"),
+                 "--image", str(tmp_path / "rgb.npy")]) == 1
+    assert "give an HxWx2 array" in capsys.readouterr().err
 
 
 APPROX = HEAD + ("approx depth 6 max_error 0.01\n"
@@ -203,3 +223,10 @@ def test_a_mix_is_never_folded_into_an_input_it_reads():
     result = compile_text(text, "f.kalg", Settings(ops="basic"))
     verify_exact_channels(result.program, load_text(text, "f.kalg").definition().channels,
                           ("A", "B"))
+
+
+def test_exhaustive_on_a_filter_over_several_inputs_says_why_the_length_is_not_proven():
+    # Regression (issue 11 audit): --exhaustive was silently ignored for a filter over several
+    # inputs (a filter over one input says "not proven (... one output only)")
+    result = compile_file(EXAMPLES / "frame_pair.kalg", Settings(exhaustive=True))
+    assert "// length: not proven (the exhaustive search takes one input" in result.text

@@ -43,3 +43,20 @@ def test_readme_python_examples_run(monkeypatch):
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     runner.run(test)
     assert runner.failures == 0, f"{runner.failures} README example(s) failed (see above)"
+
+
+def test_readme_cpu_example_prints_what_kalg_prints(capsys, monkeypatch):
+    # Regression (issue 11 audit): the README's `kalg optimize examples/box7.kalg --target cpu`
+    # block showed passes kalg no longer printed (v4 = running_sum(v3, ...), out <- v6@(-3,-3));
+    # every line of the block ('...' skips lines) is now checked against the command's output
+    from kalg.cli import main
+
+    monkeypatch.chdir(ROOT)
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"^\$ kalg optimize examples/box7.kalg --target cpu\n(.*?)^```", text,
+                      re.M | re.S).group(1).splitlines()
+    assert main(["optimize", "examples/box7.kalg", "--target", "cpu"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    skip = block.index("...")
+    assert printed[:skip] == block[:skip]
+    assert printed[-(len(block) - skip - 1):] == block[skip + 1:]

@@ -8,7 +8,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from kalg.filters import _stage
+from kalg.filters import output_stage
 from kalg.pipeline import Settings, compile_file
 from kalg.random_kernels import random_kernels as random_weights
 from kalg.scamp5.symbolic import verify_exact
@@ -123,7 +123,7 @@ def test_together_is_never_longer_than_the_outputs_own_programs_in_sequence(
     sequence = 0
     for reg in sorted(outputs, key=lambda r: (r == "A", r)):
         free = tuple(r for r in registers if r not in done)
-        part = _stage(reg, outputs[reg], free, "A", "all", Settings(**FAST), Deadline(None))
+        part = output_stage(reg, outputs[reg], free, "A", "all", Settings(**FAST), Deadline(None))
         assert part is not None  # with at most three outputs on six registers every stage fits
         sequence += len(part)
         done.append(reg)
@@ -156,10 +156,10 @@ def test_six_outputs_on_six_registers_compile_no_stage_when_the_input_stage_cann
     # compiled first, and the others not when it fails.
     import kalg.filters as filters
     stages = []
-    real = filters._stage
-    monkeypatch.setattr(filters, "_stage",
+    real = filters.output_stage
+    monkeypatch.setattr(filters, "output_stage",
                         lambda reg, *a, **k: stages.append(reg) or real(reg, *a, **k))
     outputs = kernels_of(random_weights(6, 0))
-    assert filters._one_at_a_time(outputs, tuple("ABCDEF"), "A", "all",
+    assert filters.one_at_a_time(outputs, tuple("ABCDEF"), "A", "all",
                                    Settings(**FAST)) is None
     assert stages == ["A"]

@@ -50,3 +50,43 @@ def test_log9_is_not_longer_after_the_halving_first_chain():
     path = Path(__file__).parent.parent / "examples" / "generality" / "log9.kalg"
     result = compile_file(path)
     assert result.stats["instructions"] <= 33
+
+
+def _random_kernel(side: int, seed: int) -> str:
+    import random
+
+    rng = random.Random(seed)
+    rows = "; ".join(" ".join(str(rng.randint(-3, 3)) for _ in range(side)) for _ in range(side))
+    return f"kernel r = [{rows}] / 8\n"
+
+
+def test_a_random_15x15_kernel_too_large_for_the_code_generator_still_compiles():
+    # Regression (issue 11 audit): "every candidate decomposition has over 400 values: the
+    # kernel is too large for the code generator" and no program; the constant-matrix program
+    # (the input divided once, one walk over the taps) is one, made in a fraction of a second
+    from kalg.filters import MATRIX
+    from kalg.pipeline import compile_text
+    from kalg.scamp5.symbolic import verify_exact
+
+    result = compile_text(_random_kernel(15, 15), "r.kalg")
+    assert result.stats["candidate"] == MATRIX
+    verify_exact(result.program, result.definition.outputs, "A")
+
+
+def test_a_search_that_runs_out_of_memory_falls_back_to_the_constant_matrix_program(
+        monkeypatch):
+    # Regression (issue 11 audit): a random 7x7 kernel's candidate search ran out of memory
+    # (KALG_MEMORY_MIB 4096) after a minute and kalg ended with "out of memory" and no
+    # program; the constant-matrix program is one (54 instructions for that kernel)
+    import kalg.filters as filters
+    from kalg.pipeline import compile_text
+    from kalg.scamp5.symbolic import verify_exact
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(filters, "_joint_program", exhausted)
+    result = compile_text(_random_kernel(5, 7), "r.kalg")
+    assert result.stats["candidate"] == filters.MATRIX
+    assert any("ran out of memory" in w for w in result.warnings)
+    verify_exact(result.program, result.definition.outputs, "A")

@@ -142,6 +142,23 @@ def test_zero_kernel_error_has_a_location(capsys, tmp_path):
     assert err.startswith(f"{path}:2:1: error: 'z' is the zero kernel")
 
 
+def test_a_kernel_approximated_to_zero_says_the_approximation_made_it_zero(capsys, tmp_path):
+    # Regression (issue 11 audit): [1 2 1] / 10 at depth 1 rounds to [0 0 0], and kalg said
+    # "'a' is the zero kernel: there is nothing to compute" of a kernel that is not zero
+    path = kalg_file(tmp_path, "kernel a = [1 2 1] / 10 with approx depth 1\n")
+    code, _, err = run(capsys, "optimize", path)
+    assert code == 1
+    assert "'a' approximated at depth 1 is the zero kernel" in err and "raise the" in err
+
+
+def test_emit_kernels_ends_its_last_line(capsys, tmp_path):
+    # Regression (issue 11 audit): `--emit kernels` printed no final newline, so a shell
+    # prompt or the next command's output went on the matrix's last line
+    path = kalg_file(tmp_path, "kernel r = [1 2; 3 4] @ (0, 0)\n")
+    code, out, _ = run(capsys, "optimize", path, "--emit", "kernels")
+    assert code == 0 and out.endswith("@ (0, 0)\n")
+
+
 def test_utf8_byte_order_mark_is_accepted(capsys, tmp_path):
     path = tmp_path / "bom.kalg"
     path.write_bytes(b"\xef\xbb\xbfkernel k = [1 2 1]\n")
@@ -158,6 +175,25 @@ def test_registers_without_the_input_explains_input_and_output(capsys, tmp_path)
     assert "A is the input register" in err and "the output register" in err
     assert "--input" in err
     assert "A, A" not in err
+
+
+def test_registers_without_a_filters_output_do_not_suggest_moving_the_input(capsys, tmp_path):
+    # Regression (issue 11 audit): a filter output missing from --registers got the hint
+    # "move the input with --input REG", which cannot put B in the budget
+    path = kalg_file(tmp_path, "filter f = [A: [1 2 1], B: [1 0 -1]]\n")
+    code, _, err = run(capsys, "optimize", path, "--registers", "A,C,D")
+    assert code == 2
+    assert "B is an output register of 'f'" in err and "--input" not in err
+
+
+def test_a_register_listed_twice_or_a_falling_range_says_so(capsys, tmp_path):
+    # Regression (issue 11 audit): `--registers A,A,B` and `--registers F..A` got only
+    # "invalid register budget" and the forms, not what was wrong with them
+    path = kalg_file(tmp_path, "kernel k = [1 2 1]\n")
+    code, _, err = run(capsys, "optimize", path, "--registers", "A,A,B")
+    assert code == 2 and "(A listed twice)" in err
+    code, _, err = run(capsys, "optimize", path, "--registers", "F..A")
+    assert code == 2 and "(a range runs up: A..F)" in err
 
 
 def test_input_option_moves_the_input_and_the_kernels_output(capsys, tmp_path):
@@ -328,6 +364,13 @@ def test_simulate_and_check_json(capsys):
     assert data["kernels"]["sobel"]["outputs"]["A"][0] == ["1", "0", "-1"]
 
 
+def test_check_json_lists_a_targets_several_inputs(capsys):
+    # Regression (issue 11 audit): `kalg check --json` of a file with `input: A B` gave
+    # "input": "A" and nothing about B
+    code, out, _ = run(capsys, "check", EXAMPLES / "frame_pair.kalg", "--json")
+    assert code == 0 and json.loads(out)["target"]["inputs"] == ["A", "B"]
+
+
 # ----------------------------------------------------------------------------- --report
 def test_simulate_report_writes_one_png(capsys, tmp_path):
     pytest.importorskip("matplotlib")
@@ -357,6 +400,27 @@ def test_float_array_without_approximation_is_refused():
 
     with pytest.raises(KalgError, match="is a float, which is not exact"):
         kalg.compile(np.full((3, 3), 1 / 9))
+
+
+def test_api_bad_arguments_are_kalg_errors_not_python_ones():
+    # Regression (issue 11 audit): an infinite entry raised OverflowError, an unknown op set
+    # ValueError "tuple.index(x): x not in tuple", an unknown stage ValueError, and a 1-D image
+    # to simulate ValueError "not enough values to unpack"; a float such as 0.5 was refused as
+    # "not exact (0.5 is stored as 1/2)"
+    import kalg
+    from kalg.diagnostics import KalgError, UsageError
+
+    assert kalg.KalgError is KalgError  # what a reader of the README catches
+    with pytest.raises(KalgError, match="inf is not finite"):
+        kalg.compile([[1, float("inf"), 1]])
+    with pytest.raises(UsageError, match="unknown op set 'some': expected 'all' or 'basic'"):
+        kalg.compile([[1, 2, 1]], ops="some")
+    with pytest.raises(UsageError, match=r"unknown stage 'nope'.*decomposition, program"):
+        kalg.compile([[1, 2, 1]], emit="nope")
+    with pytest.raises(KalgError, match=r"2-D array of numbers \(one channel\), not one of shape"):
+        kalg.simulate("scamp5_kernel_begin();\nscamp5_kernel_end();", [[1]], np.zeros(5))
+    with pytest.raises(KalgError, match=r"0\.5 is a float, and kalg takes floats only to round"):
+        kalg.compile([[0.5, 0.25, 0.5]])
 
 
 def test_api_arrays_of_exact_numbers():
@@ -398,6 +462,18 @@ def test_api_simulate_of_a_wrong_program_raises_a_user_error():
     assert "register A differs" in caught.value.message
 
 
+def test_simulate_of_a_program_reading_an_unwritten_register_names_the_instruction(capsys,
+                                                                                  tmp_path):
+    # Regression (issue 11 audit): a hand-written program that read C before writing it got
+    # "register A holds no defined value" and nothing about where the undefined value came from
+    program = tmp_path / "p.scamp5"
+    program.write_text("scamp5_kernel_begin();\nadd(B, C, A);\nmov(A, B);\n"
+                       "scamp5_kernel_end();\n")
+    code, _, err = run(capsys, "simulate", program, "--kernel", EXAMPLES / "sobel.kalg",
+                       "--size", "16")
+    assert code == 1 and "instruction 1 (add(B, C, A);) reads C before anything writes it" in err
+
+
 def test_api_cpu_target_goes_through_the_runtime_route():
     """target="cpu" is routed to kalg.targets.cpu; without it, a clear KalgError."""
     import importlib.util
@@ -435,6 +511,31 @@ def test_status_line_on_a_terminal_shows_the_stage_and_is_erased():
     text = stream.getvalue()
     assert "code generation: search 1 of 4 (e-graph)" in text and text.endswith("\r\033[K")
     assert reporter(stats=False, stream=io.StringIO())[0] is None  # not a terminal: silent
+
+
+def test_stats_lines_from_several_processes_are_whole_lines():
+    # Regression (issue 11 audit): with --stats the large-kernel path's worker processes
+    # printed "kalg: code generation: search 1 of 3 (factor chain)kalg: code generation:
+    # search 2 of 3 ..." on one line: print writes the text and its line break separately
+    from kalg.progress import reporter, warner
+
+    writes: list[str] = []
+
+    class Stream:
+        def write(self, text):
+            writes.append(text)
+
+        def flush(self):
+            pass
+
+        def isatty(self):
+            return False
+
+    progress, _ = reporter(stats=True, stream=Stream())
+    progress("code generation: search 1 of 3 (factor chain)")
+    warner(Stream())("--timeout expired")
+    assert writes == ["kalg: code generation: search 1 of 3 (factor chain)\n",
+                      "kalg: warning: --timeout expired\n"]
 
 
 def test_bench_json_has_the_common_keys_and_the_rows(capsys):

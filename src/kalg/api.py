@@ -120,6 +120,11 @@ def compile(source: Any, *, name: str | None = None, target: str | None = None,
                          f"{', '.join(targets.TARGETS)}") from None
     if isinstance(registers, str):
         registers = parse_registers(registers)
+    if ops not in (None, "all", "basic"):
+        raise UsageError(f"unknown op set {ops!r}: expected 'all' or 'basic'")
+    if emit not in {stage.value for stage in Stage} | set(Stage):
+        raise UsageError(f"unknown stage {emit!r} to emit: expected one of "
+                         f"{', '.join(stage.value for stage in Stage)}")
     settings = Settings(name=name, target=target, ops=ops,
                         registers=tuple(registers) if registers else None, input=input,
                         emit=Stage(emit), time_limit=time_limit, node_limit=node_limit,
@@ -131,17 +136,22 @@ def compile(source: Any, *, name: str | None = None, target: str | None = None,
 def parse_registers(text: str) -> tuple[str, ...]:
     """'A..F' or 'A,B,C' → ('A', ...); letters beyond F are refused later unless the target is
     the simulated wide one. Raises UsageError when `text` is neither form."""
+    why = ""
     if ".." in text:
         lo, hi = (s.strip().upper() for s in text.split("..", 1))
         if lo in SIMULATED_REGISTERS and hi in SIMULATED_REGISTERS and lo <= hi:
             return SIMULATED_REGISTERS[SIMULATED_REGISTERS.index(lo):
                                        SIMULATED_REGISTERS.index(hi) + 1]
+        if lo in SIMULATED_REGISTERS and hi in SIMULATED_REGISTERS:
+            why = f" (a range runs up: {hi}..{lo})"
     else:
         regs = tuple(s.strip().upper() for s in text.split(",") if s.strip())
         if regs and all(r in SIMULATED_REGISTERS for r in regs) and len(set(regs)) == len(regs):
             return regs
-    raise UsageError(f"invalid register budget {text!r}: use a range like A..F or a list like "
-                     f"A,B,C of registers from {' '.join(SIMULATED_REGISTERS)}")
+        if twice := sorted({r for r in regs if regs.count(r) > 1}):
+            why = f" ({', '.join(twice)} listed twice)"
+    raise UsageError(f"invalid register budget {text!r}{why}: use a range like A..F or a list "
+                     f"like A,B,C of registers from {' '.join(SIMULATED_REGISTERS)}")
 
 
 # ----------------------------------------------------------------------------- sources
@@ -232,14 +242,18 @@ def _number(value: Any, floats_ok: bool, what: str) -> str:
     if isinstance(value, Decimal):
         return _decimal(value)
     if isinstance(value, float | np.floating):
-        if not floats_ok:
-            raise KalgError(
-                f"kernel {what} {float(value)!r} is a float, which is not exact "
-                f"({float(value)!r} is stored as {Fraction(float(value))}): give exact numbers "
-                "(ints, fractions.Fraction, or strings such as '0.25' or '1/9') with divisor=..., "
-                "or approx=DEPTH to round it to a multiple of 2^-DEPTH")
-        if not math.isfinite(float(value)):
+        if not math.isfinite(float(value)):  # before Fraction(value), which cannot take it
             raise KalgError(f"kernel {what} {float(value)!r} is not finite")
+        if not floats_ok:
+            stored = Fraction(float(value))
+            why = (f"which is not exact ({float(value)!r} is stored as {stored})"
+                   if stored.denominator > 1 << 16 else
+                   f"and kalg takes floats only to round them (most are not the number "
+                   f"written: 0.1 is stored as {Fraction(0.1)})")
+            raise KalgError(
+                f"kernel {what} {float(value)!r} is a float, {why}: give exact numbers (ints, "
+                "fractions.Fraction, or strings such as '0.25' or '1/9') with divisor=..., or "
+                "approx=DEPTH to round it to a multiple of 2^-DEPTH")
         return _decimal(Decimal(repr(float(value))))
     raise KalgError(f"kernel {what} {value!r} is not a number")
 
@@ -283,7 +297,7 @@ def simulate(program: Any, kernel: Any, image: Any = None, *, name: str | None =
     instructions = load_program(program, ops=ops, simulated_registers=simulated_registers)
     targets, input_register = load_targets(kernel, name=name, input=input)
     img = (np.random.default_rng(seed).integers(0, 256, size=(256, 256)).astype(np.float64)
-           if image is None else np.asarray(image, dtype=np.float64))
+           if image is None else _image(image))
     check_program(instructions, targets, img, input_register)
     outputs = run(instructions, img, input_register)
     reference = {r: k.apply(img) for r, k in targets.items()}
@@ -296,6 +310,30 @@ def simulate(program: Any, kernel: Any, image: Any = None, *, name: str | None =
         noisy = {r: result[r] for r in targets}
     return SimulationResult({r: outputs[r] for r in sorted(targets)}, reference, worst,
                             (rows, cols), input_register, noisy)
+
+
+def _image(image: Any) -> np.ndarray:
+    """`image` as a 2-D float64 array; KalgError for anything else."""
+    try:
+        img = np.asarray(image, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise KalgError("an image is a 2-D array of numbers (one channel)") from None
+    if img.ndim != 2 or 0 in img.shape:
+        raise KalgError(f"an image is a 2-D array of numbers (one channel), not one of shape "
+                        f"{img.shape}")
+    return img
+
+
+def undefined_read(program: list[Instr], inputs: Sequence[str]) -> str | None:
+    """'instruction N (text) reads R before anything writes it' for the first instruction of
+    `program` that reads a register neither an input nor written before it; None if none."""
+    written = set(inputs)
+    for n, instr in enumerate(program, start=1):
+        if unset := [r for r in instr.reads() if r not in written]:
+            return (f"instruction {n} ({instr}) reads {', '.join(unset)} before anything "
+                    "writes it")
+        written.update(instr.writes())
+    return None
 
 
 def load_program(program: Any, *, ops: str | None = None,
@@ -364,6 +402,8 @@ def check_program(program: list[Instr], targets: Mapping[str, Kernel], image: np
     except VerificationError as err:
         problems["numeric"] = err.message
     if problems:
+        if (unset := undefined_read(program, (input_register,))) is not None:
+            problems["undefined"] = unset
         raise ProgramMismatchError(
             "the program does not compute the kernel: " + "; ".join(problems.values()),
             hint="check that --kernel names the definition the program was made for (and the "

@@ -120,8 +120,10 @@ def _mixes_program(definition: frontend.Definition, registers: tuple[str, ...],
         budget = tuple(r for r in registers if r not in kept)
         mix, kernel = mixes[out]
         # the mix is folded into `place`, so it must not be an input the mix reads (an output
-        # not made yet is free room)
-        place = next((r for r in budget if r != out and r not in mix), None)
+        # not made yet is free room); the output's own register first: the kernel then
+        # replaces its input there (E: A - C is one `sub`, not a `sub` and a `mov`), and the
+        # last output, whose inputs are all read by its mix, may have no other register
+        place = next((r for r in sorted(budget, key=lambda r: r != out) if r not in mix), None)
         if place is None or out not in budget:  # an output in an input kept for later
             return None
         one = frontend.Definition(definition.name, "filter", {out: kernel}, REAL,

@@ -11,7 +11,8 @@ An output is made by one of two plans, whichever is shorter in the registers lef
 * *common factor* (sharing across channels, `channels.common_factor`): where the kernels of the
   output's channels share a factor G (K_c = G * R_c, e.g. a Gaussian on A and a Sobel on B
   share (1+x)(1+y)^2), the mix Σ R_c * in_c is made by terms into the output's register and
-  G applied to it there, once.
+  G applied to it there, once. The rests' common scale goes into G (`_shared_factor`), so
+  that G's halvings are made once, on the mix.
 
 The outputs come one after another (a few orders); an input is kept (every stage's budget
 leaves its register alone) until the last term that reads it, and the outputs made so far are
@@ -22,12 +23,13 @@ caller (`pipeline`: the e-graph of the kernel's channel and its other candidates
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 
 from kalg.channels import common_factor
 from kalg.kernel import Kernel
-from kalg.scamp5.isa import Add, Add3, Instr, Mov, Sub
+from kalg.scamp5.isa import Add, Add3, Instr, Mov, Mov2x, Movx, Sub, Sub2x, Subx
 
 Apply = Callable[[Kernel, str, str, tuple[str, ...], bool], list[Instr] | None]
 """apply(kernel, source, target, budget, keep): a program writing kernel applied to the value in
@@ -53,13 +55,33 @@ def staged_program(outputs: Mapping[str, Mapping[str, Kernel]], registers: Seque
     parts = {o: {c: k.trimmed() for c, k in p.items() if k.trimmed().entries}
              for o, p in outputs.items()}
     best: list[Instr] | None = None
-    for order in _orders(parts, tuple(registers), tuple(inputs)):
-        limit = min([b for b in (bound, best and len(best)) if b], default=None)
-        found = _Run(parts, tuple(registers), tuple(inputs), apply, limit,
-                     three_operand, finish).program(order)
-        if found is not None and (best is None or len(found) < len(best)):
-            best = found
+    # where no order makes the outputs in place (two outputs in input registers that read
+    # each other's input: A: g * A + B, B: A - g * B), those outputs are made in spare
+    # registers and moved there last
+    for spares in ({}, _spares(parts, tuple(registers), tuple(inputs))):
+        if spares is None or (spares and best is not None):
+            continue
+        renamed = {spares.get(o, o): p for o, p in parts.items()}
+        moves = [Mov(o, spare) for o, spare in spares.items()]
+        for order in _orders(renamed, tuple(registers), tuple(inputs)):
+            limit = min([b for b in (bound, best and len(best)) if b], default=None)
+            found = _Run(renamed, tuple(registers), tuple(inputs), apply,
+                         None if limit is None else limit - len(moves), three_operand,
+                         finish).program(order)
+            if found is not None and (best is None or len(found) + len(moves) < len(best)):
+                best = found + moves
     return best
+
+
+def _spares(parts: dict, registers: tuple[str, ...],
+            inputs: tuple[str, ...]) -> dict[str, str] | None:
+    """Output in an input register → a register that is neither an output nor an input, for
+    each such output; None when there are none or too few spare registers."""
+    placed = [o for o in parts if o in inputs]
+    free = [r for r in registers if r not in parts and r not in inputs]
+    if not placed or len(free) < len(placed):
+        return None
+    return dict(zip(placed, free, strict=False))
 
 
 def estimate(kernel: Kernel) -> int:
@@ -77,7 +99,7 @@ def _estimate(parts: Mapping[str, Kernel]) -> int:
     """`estimate` for one output: its terms' and an addition per further term, or its common
     factor's and its mix's, the smaller."""
     terms = sum(estimate(k) for k in parts.values()) + len(parts) - 1
-    factored = common_factor(parts)
+    factored = _shared_factor(parts)
     if factored is None:
         return terms
     factor, rests = factored
@@ -85,13 +107,32 @@ def _estimate(parts: Mapping[str, Kernel]) -> int:
                + len(rests) - 1)
 
 
+def _shared_factor(parts: Mapping[str, Kernel]) -> tuple[Kernel, dict[str, Kernel]] | None:
+    """`channels.common_factor` (G, rests) with the rests' content c (the gcd of their
+    coefficients, positive) moved into the factor: (c·G, rests / c). Then a scale or halvings
+    that every channel has are applied once, to the mix, not once per channel: blur * A -
+    blur * B (blur over 16) is A - B in one `sub`, then blur, not four halvings on each
+    input."""
+    if (found := common_factor(parts)) is None:
+        return None
+    factor, rests = found
+    coefficients = [Fraction(c) for k in rests.values() for _, c in k.entries if c != 0]
+    content = Fraction(math.gcd(*(c.numerator for c in coefficients)),
+                       math.lcm(*(c.denominator for c in coefficients)))
+    return factor.scale(content), {c: k.scale(1 / content) for c, k in rests.items()}
+
+
 def _orders(parts: dict, registers: tuple[str, ...], inputs: tuple[str, ...]) -> list[list]:
-    """Register order and heaviest first (most coefficient mass: it gets the most registers);
-    an output in an input's register after every other output (it overwrites the input)."""
+    """Register order, heaviest first (most coefficient mass: it gets the most registers) and
+    fewest taps first (a short output frees the inputs for the long ones: D = x·A - B before
+    C = blur * (A - B) leaves blur all the registers); an output in an input's register after
+    every other output (it overwrites the input)."""
     mass = {o: sum(abs(c) for k in p.values() for c in k.taps.values()) for o, p in parts.items()}
+    taps = {o: sum(len(k.taps) for k in p.values()) for o, p in parts.items()}
     plain = sorted(parts, key=lambda o: (o in inputs, registers.index(o)))
     heavy = sorted(parts, key=lambda o: (o in inputs, -mass[o], registers.index(o)))
-    return [plain] if heavy == plain else [plain, heavy]
+    short = sorted(parts, key=lambda o: (o in inputs, taps[o], registers.index(o)))
+    return list({tuple(order): order for order in (plain, heavy, short)}.values())
 
 
 class _Run:
@@ -138,7 +179,7 @@ class _Run:
         """The shorter of the output's plans (the common factor first: the terms must then
         beat it), the registers of `held` left alone."""
         parts, best = self.parts[out], None
-        if (factored := common_factor(parts)) is not None:
+        if (factored := _shared_factor(parts)) is not None:
             best = self._factored(*factored, out, held)
         limit = self.limit
         if best is not None:
@@ -194,6 +235,7 @@ class _Run:
             if step is None:
                 return None
             program += _accumulate(step, out, target, negate, self.three_operand)
+        program = _fold_copy(program, out, self.three_operand)
         return None if self._over(len(program) + tail) else program
 
 
@@ -210,6 +252,35 @@ def _accumulate(step: list[Instr], out: str, target: str, negate: bool,
             and out not in (last.x0, last.x1)):
         return [*step[:-1], Add3(out, out, last.x0, last.x1)]
     return [*step, (Sub if negate else Add)(out, out, target)]
+
+
+def _fold_copy(program: list[Instr], out: str, fused: bool) -> list[Instr]:
+    """`program` without its first instruction where that copies x into `out` (`mov`, or with
+    `fused` macros also `movx`/`mov2x`) and the next one to touch `out` is `out := out ± y`,
+    which then reads x itself (`sub(C, A, B)`, not `mov(C, A); sub(C, C, B)`; `subx(D, A,
+    east, B)`, not `movx(D, A, east); sub(D, D, B)`), when nothing between them writes x."""
+    first = program[0] if program else None
+    if not isinstance(first, Mov | Movx | Mov2x) or first.y != out or (
+            not fused and not isinstance(first, Mov)):
+        return program
+    x = first.x0
+    for i, instr in enumerate(program[1:], 1):
+        if out in instr.reads() or out in instr.writes():
+            if type(instr) not in (Add, Sub) or instr.y != out or instr.x0 != out or (
+                    instr.x1 in (out, x)):
+                return program
+            if isinstance(first, Mov):
+                folded = type(instr)(out, x, instr.x1)
+            elif isinstance(instr, Add):
+                return program  # addx and add2x move both operands
+            elif isinstance(first, Movx):
+                folded = Subx(out, x, first.d, instr.x1)
+            else:
+                folded = Sub2x(out, x, first.d1, first.d2, instr.x1)
+            return [*program[1:i], folded, *program[i + 1:]]
+        if x in instr.writes():
+            return program
+    return program
 
 
 def _negative(kernel: Kernel) -> bool:

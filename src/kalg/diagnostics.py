@@ -109,7 +109,8 @@ def render(message: str, span: Span | None, hint: str | None = None) -> str:
     if line:
         out.append(line)
         width = max(1, (span.end_column or span.column + 1) - span.column)
-        out.append(" " * (span.column - 1) + "^" * width)
+        pad = "".join("\t" if c == "\t" else " " for c in line[:span.column - 1])
+        out.append(pad + "^" * width)  # a tab in the line stays a tab: the caret lines up
     if hint:
         out.append(f"  hint: {hint}")
     return "\n".join(out)

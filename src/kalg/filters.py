@@ -14,7 +14,7 @@ from fractions import Fraction
 from kalg import codegen, portfolio
 from kalg.candidates import JOINT_OUTPUTS, search_options
 from kalg.decomp import Decomposition
-from kalg.diagnostics import RegisterPressureError, ResourceLimitError
+from kalg.diagnostics import KalgError, RegisterPressureError, ResourceLimitError
 from kalg.eqsat.optimize import direct_decomposition, optimize
 from kalg.programs import SCREEN, best_program
 from kalg.scamp5.isa import REGISTERS as SCAMP5_REGISTERS
@@ -71,10 +71,14 @@ def _choose(candidates: dict[str, dict[str, Decomposition]], outputs: dict,
             registers: tuple[str, ...], input_register: str, ops: str, settings: Settings,
             deadline: Deadline, large: bool) -> tuple[list[Instr], str, str | None]:
     found, stop = None, None
-    pressure = _no_joint_program(outputs, registers)
+    pressure: KalgError = _no_joint_program(outputs, registers)
     matrix = (codegen.matrix_filter(outputs, registers, input_register, ops)
               if len(outputs) > 1 else None)
-    if len(outputs) <= JOINT_OUTPUTS and (
+    try:  # a kernel too large for the code generator still gets the constant-matrix program
+        searchable = [portfolio.searchable(c) for c in candidates.values()]
+    except KalgError as err:
+        searchable, pressure = [], err
+    if searchable and len(outputs) <= JOINT_OUTPUTS and (
             matrix is None or _joint_may_win(candidates[ops], registers, input_register, ops,
                                              deadline, len(matrix))):
         try:
@@ -84,11 +88,18 @@ def _choose(candidates: dict[str, dict[str, Decomposition]], outputs: dict,
             found = (program, winner)
         except RegisterPressureError as err:
             pressure = err
+        except MemoryError:  # the search's, within KALG_MEMORY_MIB (a random 7x7 kernel)
+            pressure = ResourceLimitError(MEMORY)
+            stop = f"{MEMORY}: the program is the best of the filter's own constructions"
     program, winner = _filter_programs(found, outputs, registers, input_register, ops,
                                        settings, deadline, matrix)
     if program is None:
         raise pressure
     return program, winner, stop
+
+
+MEMORY = ("the code generator's search over the candidate decompositions ran out of memory "
+          "(KALG_MEMORY_MIB)")
 
 
 JOINT_PROBE_SLACK = 2
@@ -133,7 +144,7 @@ def _filter_programs(found: tuple[list[Instr], str] | None, outputs: dict,
     """The shortest of `found` (the decomposition candidates' best, if any) and the programs
     built for the filter as a whole: the constant-matrix program over the input divided once
     (`codegen.matrix_filter`), for two or more outputs each output's own compile run one
-    after another (`_one_at_a_time`), and for one output per register the program whose last
+    after another (`one_at_a_time`), and for one output per register the program whose last
     output is made in place from the others (`codegen.full_filter`). Ties keep `found`, then
     that order (deterministic). With one output per register and no program at all, the
     RegisterPressureError says why the in-place form has none. `matrix`: the constant-matrix
@@ -151,8 +162,8 @@ def _filter_programs(found: tuple[list[Instr], str] | None, outputs: dict,
             back := codegen.reverse_filter(outputs, registers, input_register, ops)) is not None:
         programs.append((back, REVERSE))
     bound = min((len(p) for p, _ in programs), default=None)
-    if len(outputs) > 1 and (seq := _one_at_a_time(outputs, registers, input_register, ops,
-                                                     settings, bound, deadline)) is not None:
+    if len(outputs) > 1 and (seq := one_at_a_time(outputs, registers, input_register, ops,
+                                                    settings, bound, deadline)) is not None:
         programs.append((seq, ONE_AT_A_TIME))
     why = None
     if len(outputs) > 1 and len(outputs) == len(registers):
@@ -195,9 +206,9 @@ def _lower_bound(kernel) -> int:
     return max(adds + halves, 1)
 
 
-def _one_at_a_time(outputs: dict, registers: tuple[str, ...], input_register: str, ops: str,
-                   settings: Settings, bound: int | None = None,
-                   deadline: Deadline | None = None) -> list[Instr] | None:
+def one_at_a_time(outputs: dict, registers: tuple[str, ...], input_register: str, ops: str,
+                  settings: Settings, bound: int | None = None,
+                  deadline: Deadline | None = None) -> list[Instr] | None:
     """Each output compiled on its own (its own e-graph and candidates) and the programs run
     one after another, each stage keeping the input and the outputs already made, the output
     in the input's register last (it may overwrite the input); after any stage the outputs
@@ -238,8 +249,8 @@ def _may_finish(outputs: dict, registers: tuple[str, ...], input_register: str, 
     if len(outputs) != len(registers) or input_register not in outputs:
         return True
     key = (input_register, (input_register,))
-    memo[key] = _stage(input_register, outputs[input_register], key[1], input_register, ops,
-                       settings, deadline, memo)
+    memo[key] = output_stage(input_register, outputs[input_register], key[1], input_register,
+                             ops, settings, deadline, memo)
     return memo[key] is not None or any(_scaled_input(k) for k in outputs.values())
 
 
@@ -276,7 +287,7 @@ def _sequence(outputs: dict, order: list[str], registers: tuple[str, ...], sourc
             return best
         key = (reg, free)
         if key not in memo:
-            memo[key] = _stage(reg, outputs[reg], free, source, ops, settings, deadline, memo)
+            memo[key] = output_stage(reg, outputs[reg], free, source, ops, settings, deadline, memo)
         part = memo[key]
         if part is None:
             memo["a stage did not fit"] = True
@@ -288,9 +299,9 @@ def _sequence(outputs: dict, order: list[str], registers: tuple[str, ...], sourc
     return program if best is None or len(program) <= len(best) else best
 
 
-def _stage(reg: str, kernel, free: tuple[str, ...], input_register: str, ops: str,
-           settings: Settings, deadline: Deadline, memo: dict | None = None,
-           ) -> list[Instr] | None:
+def output_stage(reg: str, kernel, free: tuple[str, ...], input_register: str, ops: str,
+                 settings: Settings, deadline: Deadline, memo: dict | None = None,
+                 ) -> list[Instr] | None:
     """One output's own compile into `reg` within `free`, keeping the input (unless `reg` is
     the input's register); None if it does not fit. `memo` keeps each output's e-graph
     search for its next stage (it does not depend on the registers)."""

@@ -90,7 +90,8 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
     input_register = settings.input or target.input
     definition = _with_input(module.definition(settings.name), target.input, input_register)
     if settings.emit is Stage.KERNELS:
-        return Result(Stage.KERNELS, format_definition(definition), definition=definition)
+        return Result(Stage.KERNELS, format_definition(definition) + "\n",
+                      definition=definition)
     ops = settings.ops or target.ops
     registers = settings.registers or target.registers
     target_name = settings.target or target.name
@@ -202,6 +203,9 @@ def _compile_channels(definition: frontend.Definition, path: str | Path, emit: S
         "candidate": winner, "inputs": " ".join(target.inputs),
         "seconds": {stage: round(s, 3) for stage, s in clock.laps.items()}}
     header = _header(definition, path, ops, registers, " ".join(target.inputs), target_name)
+    if settings.exhaustive:  # asked for, so say why there is no proof
+        header.append("length: not proven (the exhaustive search takes one input and one "
+                      "output only)")
     return Result(Stage.PROGRAM, format_program(program, header=header), stats, program,
                   definition=definition, verified=True, input_register=target.inputs[0])
 
@@ -249,17 +253,25 @@ def _check_budget(definition: frontend.Definition, input_register: str,
     if roles:
         said = "; ".join(f"{r} is {' and '.join(what)}" for r, what in roles.items())
         error = UsageError if from_options else KalgSemanticError
+        moved = input_register in roles  # a filter's outputs do not move with the input
         raise error(
             f"register(s) {', '.join(roles)} must be in the register budget "
             f"{' '.join(registers)}: {said}",
             span=None if from_options else definition.span,
             hint=f"add them to --registers, or move the input with --input REG "
-                 f"(e.g. --input {registers[0]}: a kernel's result then ends in it too)")
+                 f"(e.g. --input {registers[0]}: a kernel's result then ends in it too)"
+            if moved else "add them to --registers, or give the filter's outputs registers "
+                          "of the budget")
 
 
 def _check_output(definition: frontend.Definition, register: str, kernel: Kernel) -> None:
     where = f"'{definition.name}'" + (f" output {register}" if definition.kind != "kernel" else "")
     if not kernel.trimmed().entries:
+        if (depth := definition.approx_depth.get(register)) is not None:
+            raise KalgSemanticError(
+                f"{where} approximated at depth {depth} is the zero kernel: every coefficient "
+                f"rounds to 0 (largest error {definition.approx_error[register]})",
+                definition.span, "raise the approximation's depth (or give a max_error)")
         raise KalgSemanticError(f"{where} is the zero kernel: there is nothing to compute",
                                 definition.span)
     if kernel.radius() > MAX_REACH:

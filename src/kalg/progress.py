@@ -40,7 +40,7 @@ def reporter(stats: bool, stream=None) -> tuple[Callable[[str], None] | None, Ca
     """(progress callback or None, a function to call when the work is done)."""
     stream = stream or sys.stderr
     if stats:
-        return (lambda message: print(f"kalg: {message}", file=stream, flush=True)), _nothing
+        return (lambda message: _line(stream, f"kalg: {message}")), _nothing
     if stream.isatty():
         line = StatusLine(stream)
         return line, line.close
@@ -52,10 +52,17 @@ def warner(stream=None) -> Callable[[str], None]:
     stream = stream or sys.stderr
 
     def warn(message: str) -> None:
-        print(f"\r\033[Kkalg: warning: {message}" if stream.isatty()
-              else f"kalg: warning: {message}", file=stream, flush=True)
+        _line(stream, f"\r\033[Kkalg: warning: {message}" if stream.isatty()
+              else f"kalg: warning: {message}")
 
     return warn
+
+
+def _line(stream, text: str) -> None:
+    """`text` and its line break in ONE write: the code generator's worker processes report
+    too, and print's two writes (text, then the break) interleaved theirs into one line."""
+    stream.write(text + "\n")
+    stream.flush()
 
 
 def _nothing() -> None:

@@ -72,7 +72,7 @@ def test_the_shared_estimate_sees_a_goal_inside_another():
     h = ((0, 0, 1), (0, 1, 2), (1, 0, 1))
     g = ((-1, -1, 1), (1, 0, 1), (1, 1, 2), (2, 0, 1))
     apart = ((5, 5, 1), (6, 5, 1))
-    memo: dict = {}
+    memo = reverse._Memo()
     assert reverse._relief({g: 0, h: 0}, 2, memo) == 1
     assert reverse._relief({h: 0, apart: 0}, 2, memo) == 0
     assert (reverse._estimate({g: 0, h: 0}, 2, memo, True)

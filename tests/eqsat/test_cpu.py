@@ -4,6 +4,7 @@ semiring's rules ever touch another semiring's terms."""
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 from pathlib import Path
@@ -117,10 +118,26 @@ def test_a_non_dyadic_kernel_is_exact_on_the_cpu():
 
 
 def test_unsupported_kernels_are_clear_errors():
-    with pytest.raises(KalgSemanticError, match="integer minplus weights"):
-        cpu.optimize_cpu(Kernel.of({(0, 0): Fraction(1, 2), (1, 0): 0}, MINPLUS))
+    with pytest.raises(KalgSemanticError, match=r"finite minplus weights.*-inf.*'\.'"):
+        cpu.optimize_cpu(Kernel.of({(0, 0): float("-inf"), (1, 0): 0}, MINPLUS))
     with pytest.raises(KalgSemanticError, match="zero"):
         cpu.optimize_cpu(Kernel.empty())
+
+
+def test_fractional_min_and_max_plus_weights_decompose_exactly():
+    # Regression: a chamfer step of 1 and 7/5 (or any weight that is not an integer) was
+    # refused ("the cpu optimizer takes integer minplus weights"); the weights are now optimized
+    # times their common denominator and divided back, and verified in exact arithmetic (float
+    # images made 2/5 + 1/2 differ from 9/10 in the last bit)
+    d = Fraction(7, 5)
+    step = Kernel.from_rows([[d, 1, d], [1, 0, 1], [d, 1, d]], semiring=MINPLUS)
+    r = cpu.optimize_cpu(step)
+    assert "exactly" in r.verified and "add_const(v0@(-1,-1), 7/5)" in "\n".join(r.passes)
+    a, b, c = Fraction(1, 10), Fraction(1, 5), Fraction(3, 10)
+    row = Kernel.from_rows([[a, b, a]], semiring=MAXPLUS)
+    column = Kernel.from_rows([[c], [0], [c]], semiring=MAXPLUS)
+    r = cpu.optimize_cpu(row.compose(column))
+    assert "exactly" in r.verified and r.ops < r.direct_ops
 
 
 # ------------------------------------------------------------------ semirings stay apart
@@ -263,6 +280,32 @@ def test_binomial_over_a_power_of_two_is_one_scale_not_halvings():
     k = row.compose(row.transpose()).scale(Fraction(1, 65536))
     r = cpu.optimize_cpu(k)
     assert r.ops == 17 and not any("half" in line for line in r.passes)
+
+
+def test_copying_passes_rebuilds_each_shared_value_once(tmp_path, capsys):
+    # Regression (issue 11 audit): Passes.copy rebuilt a value once per path to it, exponential
+    # in the depth of shared values: `kalg optimize --target cpu` on a 15x15 binomial (its
+    # doublings) ran for minutes, a 31x31 one past 300 s
+    source = cpu.Passes(REAL)
+    v = 0
+    for _ in range(60):
+        v = source.node("plus", (v, v))
+    copy = cpu.Passes(REAL)
+    assert copy.ops(copy.copy(source, v)) == 60 and len(copy.values) == 61
+    path = tmp_path / "g15.kalg"
+    path.write_text("kernel g = (1 + x)^14 * (1 + y)^14 * shift(-7, -7) / 2^28\n")
+    assert main(["optimize", str(path), "--target", "cpu"]) == 0
+    assert "# verified: exactly" in capsys.readouterr().out
+
+
+def test_a_15x15_binomial_is_one_add_per_tap_along_each_axis():
+    # Regression (issue 11 audit): the two factors of a large separable kernel shared one
+    # literal budget and the row got a poor form: (1 + x)^14 (1 + y)^14 / 2^28 cost 96
+    # ops/pixel, where 14 adds per axis and one scale are 29
+    row = Kernel.of({(x, 0): math.comb(14, x + 7) for x in range(-7, 8)})
+    k = row.compose(row.transpose()).scale(Fraction(1, 2 ** 28))
+    r = cpu.optimize_cpu(k)
+    assert r.ops == 29 and "exactly" in r.verified
 
 
 def test_a_composed_definition_stays_factored(tmp_path, capsys):

@@ -45,6 +45,8 @@ SYNTAX = [
      14, "composed with '*'"),
     ("bad-filter-many", "filter f = [A: k, B: j, C: i D: h]", 1, 30,
      "[REGISTER: expression, ...]"),
+    # issue 11 audit: an empty filter said only "unexpected ']': expected a name"
+    ("empty-filter", "filter f = []", 1, 13, "[REGISTER: expression, ...]"),
     ("name-in-matrix", "kernel k = [1 2; 3 4; 5 x]", 1, 25, "a matrix holds only numbers"),
     ("comma-in-matrix", "kernel k = [1 2 3 4, 5]", 1, 20, "a matrix holds only numbers"),
     ("bad-exponent", "kernel k = x^y", 1, 14, "an exponent is an integer"),
@@ -194,6 +196,37 @@ def test_unknown_name_suggests_a_close_one():
         load_text("kernel sobel_x = [1]\nkernel k = sobelx")
     assert "did you mean 'sobel_x'?" in caught.value.hint
     assert "did you mean 'sobel_x'?" in caught.value.render()
+
+
+@pytest.mark.parametrize(("source", "hint"), [
+    ("kernel k = [1 2 1] \u2212 1", "write '-' (ASCII) instead of '\u2212'"),
+    ("kernel k = [1 2 1] \u00d7 2", "write '*' (ASCII) instead of '\u00d7'"),
+    ("kernel k = [1\u00a02 1]", "white space .kalg does not take: write a plain space"),
+    ("kernel gr\u00f6\u00dfe = [1]", "names are ASCII letters, digits and '_'"),
+])
+def test_an_unexpected_character_says_what_to_write_instead(source, hint):
+    # Regression (issue 11 audit): a minus sign, a times sign or a no-break space pasted from
+    # a paper got "unexpected character" and nothing about what would be right
+    with pytest.raises(KalgSyntaxError) as caught:
+        load_text(source)
+    assert hint in caught.value.hint
+
+
+def test_the_caret_under_a_line_with_a_tab_keeps_the_tab():
+    # Regression (issue 11 audit): the caret line was spaces only, so under a line with a tab
+    # the caret stood columns to the left of the error
+    with pytest.raises(KalgError) as caught:
+        load_text("kernel a = [1 2 1]\t+ b")
+    line, caret = caught.value.render().splitlines()[1:3]
+    assert caret == "\t".join([" " * 18, "  ^"]) and line.index("b") == caret.index("^")
+
+
+def test_shift_of_a_kernel_by_one_offset_says_the_two_forms():
+    # Regression (issue 11 audit): shift([1 2 1], 1) said "an offset must be a number, not a
+    # kernel ..." and not that shift takes (dx, dy) or (kernel, dx, dy)
+    with pytest.raises(KalgSemanticError) as caught:
+        load_text("kernel a = shift([1 2 1], 1)")
+    assert "(kernel, dx, dy)" in caught.value.hint and caught.value.span.column == 18
 
 
 def test_non_dyadic_error_says_how_to_approximate():

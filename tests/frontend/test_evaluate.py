@@ -93,6 +93,13 @@ def test_sums_differences_and_reflections():
     assert kernel("kernel k = transpose([1 2 3])") == Kernel.from_rows([[1], [2], [3]])
 
 
+def test_transpose_is_the_matrix_transpose_as_the_language_reference_says():
+    # Regression (docs): docs/language.md said transpose "swaps x and y"; it transposes the
+    # matrix as written, (dx, dy) -> (-dy, -dx): transpose(x) is one pixel SOUTH
+    assert kernel("kernel k = transpose(x)") == Kernel.of({(0, -1): 1})
+    assert kernel("kernel k = transpose(1 + x^2)") == Kernel.of({(0, 0): 1, (0, -2): 1})
+
+
 def test_references_use_the_exact_value_of_earlier_kernels():
     k = kernel("""
         kernel third = [1 1 1] / 3 with approx depth 2

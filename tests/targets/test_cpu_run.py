@@ -227,6 +227,21 @@ def test_kalg_run_writes_one_file_per_output(tmp_path, capsys):
     assert "kalg filters one channel" in capsys.readouterr().err
 
 
+def test_kalg_run_help_shows_a_constant_border_value_in_a_form_the_command_accepts(
+        tmp_path, capsys):
+    # Regression: the help said 'constant [V]', and `--border constant 7` as it suggests
+    # failed with "unrecognized arguments: 7"; the help now shows constant:7, which works
+    assert main(["run", "--help"]) == 0
+    assert "constant:7" in capsys.readouterr().out
+    image = np.random.default_rng(5).random((6, 5)).astype(np.float32)
+    np.save(tmp_path / "in.npy", image)
+    assert main(["run", "examples/sobel.kalg", "--image", str(tmp_path / "in.npy"),
+                 "-o", str(tmp_path / "out.npy"), "--border", "constant:7"]) == 0
+    sobel = np.array([[1, 0, -1], [2, 0, -2], [1, 0, -1]])
+    want = nd.correlate(image.astype(float), sobel, mode="constant", cval=7)
+    assert np.allclose(np.load(tmp_path / "out.npy"), want, atol=1e-4)
+
+
 def _rows(a) -> str:
     return "; ".join(" ".join(str(int(v)) for v in row) for row in np.asarray(a))
 
@@ -263,3 +278,11 @@ def test_a_summed_area_table_not_in_window_form_runs_as_truncated_scans():
         want = nd.correlate(image.astype(np.float64), np.ones((3, 3)), mode="reflect",
                             origin=(1, -1))
         np.testing.assert_allclose(f(image), want, atol=1e-5)
+
+
+def test_cpu_bench_with_a_name_that_matches_no_row_is_a_usage_error(capsys):
+    # Regression (issue 11 audit): `kalg bench --target cpu nosuchrow` printed an empty table
+    # and exited 0 (the SCAMP-5 bench says "unknown kernel(s)")
+    assert main(["bench", "--target", "cpu", "nosuchrow"]) == 2
+    err = capsys.readouterr().err
+    assert "no row of the cpu bench matches 'nosuchrow'" in err and "box 3x3" in err

@@ -100,7 +100,7 @@ def reverse_program(outputs: Mapping[str, Kernel], registers: Sequence[str],
     if len(set(goals.values())) < len(goals) or any(_is_base(g, m) for g in goals.values()):
         return None
     best: list[Instr] | None = None
-    memo: dict = {}
+    memo = _Memo()
     taps = sum(len(g) for g in goals.values())
     for rung in rungs(registers, columns, input_register):
         for search in _searches(len(goals), len(rung), taps):
@@ -128,6 +128,21 @@ def _is_base(g: Goal, m: int) -> bool:
 
 # ---------------------------------------------------------------------- the state
 
+class _Memo:
+    """What every search of one filter shares, by goal: each goal's estimate (`_goal_part`),
+    the number each goal gets and the pairs' reliefs by those numbers (`_relief`: hashing two
+    integers, not two goals), and the splits (`_splits`: keyed by (g, h) for the splits of g
+    that reuse goal h of the bag, by (g,) for g's own)."""
+
+    __slots__ = ("estimates", "ids", "pairs", "splits")
+
+    def __init__(self) -> None:
+        self.estimates: dict[Goal, tuple[int, frozenset]] = {}
+        self.ids: dict[Goal, tuple[int, int, Goal]] = {}
+        self.pairs: dict[tuple[int, int], int] = {}
+        self.splits: dict[tuple, list[tuple]] = {}
+
+
 class _State:
     """A bag (goal → virtual register of the value), the steps taken (reversed code) and
     the step count."""
@@ -140,7 +155,7 @@ class _State:
 
 
 def _search(goals: dict[str, Goal], m: int, registers: Sequence[str], input_register: str,
-            search: tuple, memo: dict):
+            search: tuple, memo: _Memo):
     """The programs of the bags of bases reached by the beam search `search` (width,
     crowding, shared estimate), in order found."""
     width, crowd, shared = search
@@ -186,7 +201,7 @@ def _lower(bag: dict) -> int:
     return sum(1 for g in bag if len(g) > 1 or g[0][:2] != (0, 0))
 
 
-def _estimate(bag: dict, m: int, memo: dict, shared: bool) -> int:
+def _estimate(bag: dict, m: int, memo: _Memo, shared: bool) -> int:
     """Steps still needed, estimated: the atoms of each goal to add together (binary digits
     of the coefficients) and one move per shifted offset still present; with `shared`, less
     the additions that the goals' overlap saves (`_relief`)."""
@@ -200,24 +215,23 @@ def _estimate(bag: dict, m: int, memo: dict, shared: bool) -> int:
     return adds + len(offsets)
 
 
-def _goal_part(g: Goal, m: int, memo: dict) -> tuple[int, frozenset]:
+def _goal_part(g: Goal, m: int, memo: _Memo) -> tuple[int, frozenset]:
     """`_goal_estimate` of `g`, memoised by goal."""
-    if (part := memo.get(g)) is None:
-        part = memo[g] = _goal_estimate(g, m)
+    if (part := memo.estimates.get(g)) is None:
+        part = memo.estimates[g] = _goal_estimate(g, m)
     return part
 
 
-def _adds(g: Goal, m: int, memo: dict) -> int:
+def _adds(g: Goal, m: int, memo: _Memo) -> int:
     return _goal_part(g, m, memo)[0]
 
 
-def _relief(bag: dict, m: int, memo: dict) -> int:
+def _relief(bag: dict, m: int, memo: _Memo) -> int:
     """Additions saved by sharing, estimated: each goal's best saving (`_pair_relief`) from
     one goal of the bag before it (fewer offsets, then first seen: deterministic, the searches
-    run in a fixed order). A goal gets its number once (memo "ids"), so that the pairs' memo
-    ("pairs") hashes two integers, not two goals."""
-    ids = memo.setdefault("ids", {})
-    pairs = memo.setdefault("pairs", {})
+    run in a fixed order). A goal gets its number once (`_Memo.ids`), so that the pairs' memo
+    hashes two integers, not two goals."""
+    ids, pairs = memo.ids, memo.pairs
     order = []
     for g in bag:
         if (i := ids.get(g)) is None:
@@ -239,7 +253,7 @@ def _relief(bag: dict, m: int, memo: dict) -> int:
     return total
 
 
-def _pair_relief(g: Goal, h: Goal, m: int, memo: dict) -> int:
+def _pair_relief(g: Goal, h: Goal, m: int, memo: _Memo) -> int:
     """Additions saved by making g from h (S^d h inside g) or g and h from their common
     part, at the best shift d."""
     weight: dict = {}
@@ -283,7 +297,7 @@ def _goal_estimate(g: Goal, m: int) -> tuple[int, frozenset]:
 
 # ---------------------------------------------------------------------- the children
 
-def _children(state: _State, m: int, registers: int, memo: dict,
+def _children(state: _State, m: int, registers: int, memo: _Memo,
               crowd: tuple[int, int], shared: bool) -> list[_State]:
     """The bags one step back from `state` within `registers`, lowest estimate first (at
     most `MAX_CHILDREN`), deterministic. `memo`: splits and estimates by goal(s)."""
@@ -301,7 +315,7 @@ def _children(state: _State, m: int, registers: int, memo: dict,
     return [out[i] for i in order[:MAX_CHILDREN]]
 
 
-def _splits(g: Goal, bag: dict, m: int, memo: dict) -> list[tuple]:
+def _splits(g: Goal, bag: dict, m: int, memo: _Memo) -> list[tuple]:
     """(op, operand goals, move direction) for each way to make g from one step back."""
     if len(g) == 1 and g[0][:2] == (0, 0):
         return [_at_origin(g[0][2], m)]
@@ -315,9 +329,9 @@ def _splits(g: Goal, bag: dict, m: int, memo: dict) -> list[tuple]:
             found.append(("movx", (moved,), direction))
     seen: set = set()
     for key in [(g, h) for h in sorted(bag)] + [(g,)]:
-        if (some := memo.get(key)) is None:
+        if (some := memo.splits.get(key)) is None:
             gd = {(x, y): c for x, y, c in g}
-            some = memo[key] = list(_with_goal(g, gd, key[1]) if len(key) == 2
+            some = memo.splits[key] = list(_with_goal(g, gd, key[1]) if len(key) == 2
                                     else _parts(g, gd))
         for split in some:
             if split not in seen:

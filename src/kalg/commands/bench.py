@@ -39,8 +39,8 @@ basic figure, else AUKE's (marked "AUKE").
 
 A kernel that fails to compile is reported in its row and the others still run; the exit status
 is then 1 (3 if a program failed verification, a kalg bug). A suite file is JSON:
-{"source": ..., "kernels": [{"name", "file" (relative to the suite file), "outputs",
-"figures": {"cain_all", "cain_basic", "auke_basic", ...}}]}.
+{"source": ..., "kernels": [{"name", "file" (relative to the suite file), "outputs" (how many,
+default 1), "figures": {"cain_all", "cain_basic", "auke_basic", ...} (numbers)}]}.
 
 examples:
   kalg bench --out bench-results     the whole suite, both op sets (minutes)

@@ -46,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
         t = module.target
         text = json.dumps(base("check", file=args.file, output=text,
                                target={"name": t.name, "registers": list(t.registers),
-                                       "input": t.input, "ops": t.ops},
+                                       "input": t.input, "ops": t.ops,
+                                       **({"inputs": list(t.inputs)} if t.inputs else {})},
                                kernels={d.name: _definition(d) for d in chosen}), indent=1) + "\n"
     print(text, end="")
     return 0

@@ -102,19 +102,16 @@ def _register(text: str) -> str:
 
 
 def parse_registers(text: str) -> tuple[str, ...]:
-    """'A..F' or 'A,B,C' → ('A', ...); an argparse type. Letters beyond F parse here and are
-    refused later unless the target is the simulated wide one."""
-    if ".." in text:
-        lo, hi = (s.strip().upper() for s in text.split("..", 1))
-        if lo in REGISTERS and hi in REGISTERS and lo <= hi:
-            return REGISTERS[REGISTERS.index(lo): REGISTERS.index(hi) + 1]
-    else:
-        regs = tuple(s.strip().upper() for s in text.split(",") if s.strip())
-        if regs and all(r in REGISTERS for r in regs) and len(set(regs)) == len(regs):
-            return regs
-    raise argparse.ArgumentTypeError(
-        f"invalid register budget {text!r}: use a range like A..F or a list like A,B,C "
-        f"of registers from {' '.join(REGISTERS)}")
+    """'A..F' or 'A,B,C' → ('A', ...); an argparse type (`api.parse_registers`, which says what
+    is wrong). Letters beyond F parse here and are refused later unless the target is the
+    simulated wide one."""
+    from kalg.api import parse_registers as parse  # numpy: not at `kalg --version`
+    from kalg.diagnostics import UsageError
+
+    try:
+        return parse(text)
+    except UsageError as err:
+        raise argparse.ArgumentTypeError(err.message) from None
 
 
 def _positive_float(text: str) -> float:

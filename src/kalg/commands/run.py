@@ -38,8 +38,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="OUT", required=True,
                    help="where to write the result (.npy, .tif/.tiff float, or .png 8-bit)")
     p.add_argument("--border", metavar="MODE", default=None,
-                   help="constant [V], replicate, reflect, reflect101, wrap (default: the "
-                        "definition's border setting, else replicate)")
+                   help="constant, replicate, reflect, reflect101, wrap; a value other "
+                        "than 0 outside the image as constant:V (e.g. constant:7, or quoted, "
+                        "'constant 7') (default: the definition's border setting, else "
+                        "replicate)")
     p.add_argument("--stats", action="store_true", help="print times to stderr")
     return p
 

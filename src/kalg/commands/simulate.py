@@ -42,7 +42,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         "file's last definition)")
     p.add_argument("--image", type=Path, metavar="PATH",
                    help="input image: PNG or another Pillow format (read as grey levels) or .npy "
-                        "(default: a random image)")
+                        "(default: a random image); for a filter over several inputs an HxWxC "
+                        ".npy or a colour image, its channels in the order of 'input:'")
     p.add_argument("--seed", type=int, default=0, metavar="N",
                    help="seed of the random image (default: 0)")
     p.add_argument("--size", default="256", metavar="N|HxW",
@@ -139,8 +140,10 @@ def _channel_targets(kernel_path: str, name: str | None):
 
 def _run_channels(args: argparse.Namespace, program, targets: dict,
                   inputs: tuple[str, ...]) -> int:
-    """Both checks for a filter over several inputs: a random image per input (seeds --seed,
-    --seed + 1, ...); exact on every input, numeric by superposition of the inputs."""
+    """Both checks for a filter over several inputs: exact on every input, numeric by
+    superposition on --image (an HxWxC .npy or a colour image, its channels the inputs in the
+    order of `input:`, as `kalg run` reads it) or on a random image per input (seeds --seed,
+    --seed + 1, ...); --json as for one input."""
     import numpy as np
 
     from kalg.diagnostics import VerificationError
@@ -148,33 +151,57 @@ def _run_channels(args: argparse.Namespace, program, targets: dict,
     from kalg.scamp5.simulator import verify_numeric_channels
     from kalg.scamp5.symbolic import verify_exact_channels
 
-    if args.image or args.noise or args.write_result or args.json or args.report:
-        raise UsageError("for a filter over several inputs, kalg simulate checks random images "
-                         "only (--seed, --size): --image, --noise, --write-result, --json and "
-                         "--report take one input")
-    shape = _size(args.size)
-    images = {c: np.random.default_rng(args.seed + i).uniform(-1, 1, shape)
-              for i, c in enumerate(inputs)}
-    print(f"program  {args.program}: {len(program)} instructions, {bus_steps(program)} bus "
-          f"steps")
-    print(f"kernel   {args.kernel}: outputs {' '.join(sorted(targets))}, inputs "
-          f"{' '.join(inputs)}")
+    if args.noise or args.write_result or args.report:
+        raise UsageError("for a filter over several inputs, kalg simulate checks the program "
+                         "exactly and on images (--image, or random ones: --seed, --size); "
+                         "--noise, --write-result and --report take one input")
+    if args.image is not None:
+        from kalg.commands.run import read_image
+        from kalg.targets.cpu.runner import channel_planes
+
+        planes = channel_planes(read_image(args.image, colour=True), inputs, args.kernel)
+        images = {c: p.astype(np.float64) for c, p in zip(inputs, planes, strict=True)}
+        label = f"{args.image}, channels {' '.join(inputs)}"
+    else:
+        shape = _size(args.size)
+        images = {c: np.random.default_rng(args.seed + i).uniform(-1, 1, shape)
+                  for i, c in enumerate(inputs)}
+        label = (f"random {shape[0]}x{shape[1]} per input, uniform in [-1, 1), seeds "
+                 f"{args.seed}..{args.seed + len(inputs) - 1}")
+    regs = sorted({r for i in program for r in i.registers()} | set(inputs))
+    out = _Out(args.json)
+    out.line(f"program  {args.program}: {len(program)} instructions, {bus_steps(program)} bus "
+             f"steps, registers {' '.join(regs)}")
+    out.line(f"kernel   {args.kernel}: outputs {' '.join(sorted(targets))}, inputs "
+             f"{' '.join(inputs)}")
+    out.line(f"image    {label}")
+    out.data |= {"file": str(args.program), "kernel": args.kernel, "inputs": list(inputs),
+                 "instructions": len(program), "bus_steps": bus_steps(program),
+                 "registers": regs,
+                 "program": "\n".join(map(str, program)) + "\n", "image": label}
     details = {}
     try:
         verify_exact_channels(program, targets, inputs)
-        print(f"exact    ok: every output holds its kernel on every input "
-              f"({' '.join(sorted(targets))})")
+        out.line(f"exact    ok: every output holds its kernel on every input "
+                 f"({' '.join(sorted(targets))})")
     except VerificationError as err:
-        print("exact    FAILED")
+        out.line("exact    FAILED")
         details["exact"] = err.message
     try:
         worst = verify_numeric_channels(program, targets, images)
-        print("numeric  ok: " + ", ".join(f"{r} max abs error {e:.3g}" for r, e in worst.items()))
+        out.line("numeric  ok: " + ", ".join(f"{r} max abs error {e:.3g}"
+                                             for r, e in worst.items()))
     except VerificationError as err:
-        print("numeric  FAILED")
+        out.line("numeric  FAILED")
         details["numeric"] = err.message
     if details:
+        from kalg.api import undefined_read
+
+        if (unset := undefined_read(program, inputs)) is not None:
+            details["undefined"] = unset
         raise ProgramMismatchError("; ".join(details.values()), details=details)
+    out.data |= {"verified": True, "max_abs_error": worst}
+    out.finish()
     return 0
 
 

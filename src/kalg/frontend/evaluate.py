@@ -277,6 +277,13 @@ def _shift(node: ast.Call, scope: Scope, semiring: Semiring) -> Kernel:
             f"shift takes (dx, dy) or (kernel, dx, dy), not {len(node.arguments)} arguments",
             node.span)
     *kernel_arg, dx_arg, dy_arg = node.arguments
+    if not kernel_arg and not isinstance(dx_arg, ast.Number | ast.Neg):
+        try:  # shift(k, 1): a kernel where dx goes says more than "an offset is a number"
+            dx = _integer(dx_arg, scope)
+        except KalgSemanticError as err:
+            raise KalgSemanticError(err.message, err.span,
+                                    "shift takes (dx, dy) or (kernel, dx, dy): shift(k, 1, 0) "
+                                    "moves k one pixel east") from None
     dx, dy = (_integer(arg, scope) for arg in (dx_arg, dy_arg))
     if not kernel_arg:
         return Kernel.unit(dx, dy, semiring=semiring)

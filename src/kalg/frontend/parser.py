@@ -49,7 +49,7 @@ ERROR_EXAMPLES: dict[str, list[str]] = {
         "filter f = k", "filter f = [k]", "filter f = [A k]", "filter f = [A: k B: j]",
         "filter f = [A: k, B]", "filter f = [A: k, B j]", "filter f = [A: k, B: j C]",
         "filter f = [A: k, B: j, C]", "filter f = [A: k, B: j, C i]",
-        "filter f = [A: k, B: j, C: i D]",
+        "filter f = [A: k, B: j, C: i D]", "filter f = []",
     ],
     "a matrix holds only numbers, '.' (no entry) and inf; rows end at ';' or a line break": [
         "kernel k = [x]", "kernel k = [1 x]", "kernel k = [1 2; 1 x]", "kernel k = [1 (2)]",
@@ -133,7 +133,26 @@ def _syntax_error(err: UnexpectedInput, text: str, path: str) -> KalgSyntaxError
                                _token_span(err.token, span))
     assert isinstance(err, UnexpectedCharacters)
     char = text[err.pos_in_stream] if err.pos_in_stream < len(text) else ""
-    return KalgSyntaxError(f"unexpected character {char!r}", span)
+    return KalgSyntaxError(f"unexpected character {char!r}", span, hint=_lookalike(char))
+
+
+_LOOKALIKES = {"\u2212": "-", "\u2013": "-", "\u2014": "-", "\u00d7": "*", "\u22c5": "*",
+               "\u00b7": "*", "\u2215": "/", "\u00f7": "/", "\u2044": "/", "\uff08": "(",
+               "\uff09": ")", "\uff3b": "[", "\uff3d": "]", "\uff1b": ";", "\uff0c": ","}
+"""Characters a word processor or a paper puts where .kalg has an ASCII operator."""
+
+
+def _lookalike(char: str) -> str:
+    """What to write instead of `char`: its ASCII operator, a plain space for other white
+    space, or the characters names and numbers are made of."""
+    if char in _LOOKALIKES:
+        return f"write '{_LOOKALIKES[char]}' (ASCII) instead of {char!r}"
+    if char.isspace():
+        return f"{char!r} is white space .kalg does not take: write a plain space"
+    if not char.isprintable():
+        return "a control character: .kalg files are text"
+    return ("names are ASCII letters, digits and '_' (not starting with a digit); operators "
+            "are + - * / ^ and numbers ASCII digits")
 
 
 def _label(err: UnexpectedToken) -> str | None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kalg.diagnostics import UsageError
 from kalg.kernel import BOOLEAN, Kernel
 from kalg.targets.cpu.borders import Border
 from kalg.targets.cpu.runner import build
@@ -175,7 +176,11 @@ def _agree(a, b) -> float:
 
 def run_bench(selected: list[str] | None = None, repeats: int = 5,
               progress: Callable[[str], None] = lambda m: None) -> list[dict]:
-    """Measure every row (or those whose name contains one of `selected`)."""
+    """Measure every row (or those whose name contains one of `selected`; a name that matches
+    no row is a UsageError listing the rows, before anything is measured)."""
+    if unmatched := [s for s in selected or () if not any(s in row.name for row in rows())]:
+        raise UsageError(f"no row of the cpu bench matches {', '.join(map(repr, unmatched))}; "
+                         f"the rows are {', '.join(row.name for row in rows())}")
     rng = np.random.default_rng(0)
     real = rng.random(SHAPE, dtype=np.float32)
     binary = (rng.random(SHAPE) < 0.05).astype(np.uint8)

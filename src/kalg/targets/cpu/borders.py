@@ -86,7 +86,8 @@ def parse_border(text: str) -> Border:
     mode = ALIASES.get(words[0].lower(), words[0].lower()) if words else ""
     if mode not in MODES or len(words) > 2 or (len(words) == 2 and mode != "constant"):
         raise KalgError(f"unknown border {text!r}: expected one of {', '.join(MODES)} "
-                        "('constant V' for a value other than 0)")
+                        "(for a value other than 0: 'constant V', or 'constant:V' on the "
+                        "command line)")
     if len(words) == 1:
         return Border(mode)
     try:

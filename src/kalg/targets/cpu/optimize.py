@@ -100,7 +100,8 @@ def optimize_cpu(kernel: Kernel, limits: engine.Limits = DEFAULT_LIMITS,
 
     Contract: the returned passes compute exactly `kernel.apply(image)` (checked on a random
     bordered image before returning); raises KalgSemanticError for kernels the cpu target cannot
-    take (zero kernel, non-integer min/max-plus weights). Real coefficients may be any rationals.
+    take (zero kernel, an absorbing min/max-plus weight: -inf in min-plus). Real coefficients
+    and min/max-plus weights may be any rationals.
     """
     semiring = kernel.semiring
     k = kernel.trimmed()
@@ -111,7 +112,8 @@ def optimize_cpu(kernel: Kernel, limits: engine.Limits = DEFAULT_LIMITS,
         scale, k = _integer_part(k)
         facts = _real_facts(k, max_literals)
     else:
-        facts = "\n".join(seed_semiring(k, max_literals))
+        unit, integral = _weight_unit(k)
+        facts = "\n".join(seed_semiring(integral, max_literals))
     direct = Passes(semiring)
     direct_out = direct.direct(k)
     program, out, forms, term = direct, direct_out, ["direct"], ["direct"]
@@ -123,6 +125,8 @@ def optimize_cpu(kernel: Kernel, limits: engine.Limits = DEFAULT_LIMITS,
         graph = extract.Graph(data)
         root = graph.lets["k_out"]
         term = _term(graph, extract.greedy(graph, root, cost.cpu()), root)
+        if semiring is not REAL and unit != 1:
+            term = _weights_over(term, unit)
         found = Passes(semiring)
         found_out = found.apply(term, 0)
         # The e-graph has no multiply-by-constant pass, so a kernel with few, large taps can be
@@ -155,7 +159,10 @@ def _real_facts(k: Kernel, max_literals: int) -> str | None:
     one step, whatever its length); None when the kernel is too large to search."""
     sep = analyses.separation(k) if len(k) > SEPARATE_OVER_TAPS else None
     if sep is not None:
-        seeds = analyses.seed({"r": sep[0], "c": sep[1]}, max_literals)
+        # a literal budget per factor, growing with its taps: the factors of (1 + x)^14 shared
+        # 30 literals and the row got a poor form (a 15x15 binomial 96 ops, not 29)
+        budget = 2 * max(max_literals, 2 * max(len(sep[0]), len(sep[1])))
+        seeds = analyses.seed({"r": sep[0], "c": sep[1]}, budget)
         root = f"(KCompose {seeds.roots['r']} {seeds.roots['c']})"
     elif len(k) > SEARCH_MAX_TAPS:
         return None
@@ -201,6 +208,31 @@ def direct_ops(k: Kernel) -> int:
 
 
 # ------------------------------------------------------------------ semiring seeds
+def _weight_unit(k: Kernel) -> tuple[int, Kernel]:
+    """(u, K') with K' the min/max-plus kernel k with every weight times u, the least common
+    denominator of its weights: K' has integer weights (what the e-graph's taps hold). Adding
+    a constant is linear, so a decomposition of K' with every weight over u is one of k (a
+    chamfer step of 1 and 7/5: weights 5 and 7, then over 5)."""
+    if k.semiring is BOOLEAN:
+        return 1, k
+    weights = [Fraction(c) for _, c in k.entries if math.isfinite(c)]
+    unit = math.lcm(*(w.denominator for w in weights)) if weights else 1
+    if unit == 1:
+        return 1, k
+    return unit, Kernel.of({o: c * unit if math.isfinite(c) else c for o, c in k.entries},
+                           k.semiring)
+
+
+def _weights_over(term: Term, unit: int) -> Term:
+    """`term` with the weight of every min/max-plus tap divided by `unit` (`_weight_unit`)."""
+    if not isinstance(term, list):
+        return term
+    if term[0] in ("MinTap", "MaxTap"):
+        x, y, w = term[1:]
+        return [term[0], x, y, Fraction(w, unit)]
+    return [term[0], *(_weights_over(t, unit) for t in term[1:])]
+
+
 def seed_semiring(k: Kernel, max_literals: int = 30) -> list[str]:
     """egglog facts for a min-plus, max-plus or Boolean kernel: `$k_out` is its literal, and every
     literal met is unioned with its entries, its separable split and its 1-D splits (exact)."""
@@ -208,8 +240,9 @@ def seed_semiring(k: Kernel, max_literals: int = 30) -> list[str]:
     for _, c in k.entries:
         if k.semiring is not BOOLEAN and not (
                 isinstance(c, int) or (isinstance(c, Fraction) and c.denominator == 1)):
-            raise KalgSemanticError(f"the cpu optimizer takes integer {k.semiring.name} weights; "
-                                    f"this kernel has {c}")
+            raise KalgSemanticError(f"the cpu optimizer takes finite {k.semiring.name} weights; "
+                                    f"this kernel has {c}, which makes every output {c} (leave "
+                                    "an entry out with '.')")
     keys: dict[str, Kernel] = {}
 
     def lit(j: Kernel) -> str:
@@ -507,16 +540,25 @@ class Passes:
              onto: int | None = None) -> int:
         """Value v of `other`, rebuilt here (hash-consed: passes already here are reused).
         other's input (a one-input program) becomes this program's value `onto`, else its
-        input `channel`; with neither, other's channels are kept."""
-        p = other.values[v]
-        if p.op == "input":
-            if onto is not None:
-                return onto
-            return self.input(channel if channel is not None else (p.param or (0,))[0])
-        args = tuple(self.copy(other, a, channel, onto) for a in p.args)
-        if p.op == "shift":
-            return self.shift(args[0], *p.param)
-        return self._make(Pass(p.op, args, p.param))
+        input `channel`; with neither, other's channels are kept. Each value of `other` is
+        rebuilt once (a value read twice, as a binomial's doublings are, is not rebuilt twice:
+        that was exponential in the depth, minutes for a 15x15 binomial)."""
+        done: dict[int, int] = {}
+
+        def rebuild(i: int) -> int:
+            if (j := done.get(i)) is None:
+                p = other.values[i]
+                if p.op == "input":
+                    j = onto if onto is not None else self.input(
+                        channel if channel is not None else (p.param or (0,))[0])
+                else:
+                    args = tuple(rebuild(a) for a in p.args)
+                    j = (self.shift(args[0], *p.param) if p.op == "shift"
+                         else self._make(Pass(p.op, args, p.param)))
+                done[i] = j
+            return j
+
+        return rebuild(v)
 
     def live_all(self, outs: list[int]) -> list[int]:
         """The values any of `outs` depends on, in order."""
@@ -582,11 +624,11 @@ Margins = tuple[int, int, int, int]
 
 
 def _exact(image: np.ndarray, s: Semiring) -> np.ndarray:
+    """An integer image as Python ints (sums, rational weights and scales stay exact), or as
+    booleans for a Boolean kernel."""
     if s is BOOLEAN:
         return np.asarray(image) != 0
-    if s is REAL:
-        return np.asarray(image).astype(int).astype(object)
-    return np.asarray(image, dtype=float)
+    return np.asarray(image).astype(int).astype(object)
 
 
 def _crop(a: np.ndarray, have: Margins, want: Margins, h: int, w: int, dx: int = 0, dy: int = 0,
@@ -668,16 +710,23 @@ def verify_channels(program: Passes, out: int, parts: list[Kernel | None]) -> st
 
 
 def reference(kernel: Kernel, image: np.ndarray, border: Border) -> np.ndarray:
-    """The kernel correlated with `image` extended by `border` (exact for real kernels on
-    integer images: Python ints and Fractions)."""
+    """The kernel correlated with `image` extended by `border`, exact on integer images (Python
+    ints and Fractions; booleans for a Boolean kernel)."""
     s, r = kernel.semiring, kernel.radius()
     h, w = image.shape
     padded = border.pad(_exact(image, s), r, r, r, r)
-    if s is not REAL:
+    if s is BOOLEAN:
         return kernel.apply(padded)[r: r + h, r: r + w]
-    out = np.zeros((h, w), dtype=object)
-    for (x, y), c in kernel.entries:
-        out = out + padded[r - y: r - y + h, r + x: r + x + w] * c
+    if s is REAL:
+        out = np.zeros((h, w), dtype=object)
+        for (x, y), c in kernel.entries:
+            out = out + padded[r - y: r - y + h, r + x: r + x + w] * c
+        return out
+    plus = np.minimum if s is MINPLUS else np.maximum  # exact: rational weights, not floats
+    terms = [padded[r - y: r - y + h, r + x: r + x + w] + c for (x, y), c in kernel.entries]
+    out = terms[0]
+    for term in terms[1:]:
+        out = plus(out, term)
     return out
 
 
