@@ -186,7 +186,7 @@ class Bags:
     def __init__(self) -> None:
         self._facts: dict[tuple[frozenset[Key], tuple[int, ...]], _Facts] = {}
         self._key_ids: dict[frozenset[Key], int] = {}
-        self.after: dict[tuple[int, int], tuple[_Facts, int, bool, int]] = {}
+        self.after: dict[tuple[int, int], tuple[_Facts | None, int, bool, int]] = {}
         self.merges: dict[tuple[int, bool, int], list[Move]] = {}
 
     def facts(self, bag: Bag, keyset: frozenset[Key] | None = None) -> _Facts:
@@ -233,13 +233,14 @@ class _Facts:
 class _Ranked:
     """A state's moves, best first, and what each leaves once applied (filled as the searches
     apply them): `applied[i]` is None until move i is applied, then (the bag's `_Facts`, the
-    registers the step needs, whether the input is live across it, the step's cost)."""
+    registers the step needs, whether the input is live across it, the step's cost), the
+    bag None where a search the step did not fit left it unbuilt (`_Search._after`)."""
 
     __slots__ = ("applied", "moves")
 
     def __init__(self, moves: list[Move]):
         self.moves = moves
-        self.applied: list[tuple[_Facts, int, bool, int] | None] = [None] * len(moves)
+        self.applied: list[tuple[_Facts | None, int, bool, int] | None] = [None] * len(moves)
 
 
 class Focus(Enum):
@@ -401,12 +402,15 @@ class _Search:
             if tried >= limit:
                 break
             if (after := applied[i]) is None:
-                if (after := shared.get(key := (bid, id(move)))) is None:
-                    after = shared[key] = self._after(state.facts, move)
+                if (after := shared.get((bid, id(move)))) is None:
+                    after = shared[(bid, id(move))] = self._after(state.facts, move, registers)
                 applied[i] = after
             facts, needed, input_live, cost = after
             if needed > registers:
                 continue
+            if facts is None:  # left unbuilt by a search with fewer registers
+                after = applied[i] = shared[(bid, id(move))] = self._after(state.facts, move)
+                facts = after[0]
             step = move.step
             # Making the output bound for the input's register while the input is still live
             # means that output cannot go straight to its register: it costs a final move.
@@ -505,19 +509,27 @@ class _Search:
             self.pruned = True
         return True
 
-    def _after(self, facts: _Facts, move: Move) -> tuple[_Facts, int, bool, int]:
+    def _after(self, facts: _Facts, move: Move,
+               registers: int | None = None) -> tuple[_Facts | None, int, bool, int]:
         """The bag of `facts` before `move`'s step (its `_Facts`), the registers the step
         needs, whether the input is live across it, and the step's cost: all independent of
-        the register budget. (The bag's keys are unique and sorted: operands are put in place.)"""
+        the register budget. Where the step needs more than `registers` (if given), the bag
+        is left unbuilt (None): no search with so few registers asks for it, and most moves
+        do not fit a tight budget. (The bag's keys are unique and sorted: operands are put in
+        place.)"""
         step = move.step
         dests = step.dests
-        through = [entry for entry in facts.bag if entry[0] not in dests]
         live = facts.keyset.difference(dests)
         added = _new_operands(move, live)
+        # The values live just before the step: the bag's keys but the step's results (one
+        # entry per key), then its new operands.
+        needed = need(step, live, len(live) + len(added))
+        if registers is not None and needed > registers:
+            return None, needed, INPUT_KEY in live, step.cost
+        through = [entry for entry in facts.bag if entry[0] not in dests]
         if added:
             for p in added:
                 insort(through, (p.key, self.gen.opened(p)))
-        needed = need(step, live, len(through))
         keyset = live.union([p.key for p in added]) if added else live
         return self.bags.facts(tuple(through), keyset), needed, INPUT_KEY in live, step.cost
 
