@@ -275,6 +275,9 @@ class _Search:
         self.found: list[_State] = []
         self.least: int | None = None
         """The fewest instructions of a schedule in `found` (None while it is empty)."""
+        self.limit: int | None = None if budget.longest is None else budget.longest + 1
+        """A state whose lower bound reaches this many instructions is hopeless: it can
+        neither beat `least` nor end within `longest` (None: no bound yet)."""
         self.expanded = 0
         self.focus = focus
         self.budget = budget
@@ -383,14 +386,18 @@ class _Search:
         scored, feasible = self._score_children(state, self.focus)
         if not feasible and self.focus is not Focus.ANY:
             scored, _ = self._score_children(state, Focus.ANY)
-        scored.sort(key=lambda t: (t[0], t[1]))
-        return [c for _, _, c in scored[: self.limits.children]]
+        scored.sort(key=_scored_rank)
+        return [_State(facts.bag, facts.keys, g, facts, step, state, estimate)
+                for estimate, _, facts, g, step in scored[: self.limits.children]]
 
     def _score_children(self, state: _State, focus: Focus):
-        """Children of the best `moves` moves that fit, scored; records complete schedules.
-        A child is made a state only once it is kept (found, or scored)."""
+        """Children of the best `moves` moves that fit, scored (estimate, keys, bag's
+        `_Facts`, instructions, step); records complete schedules. A child is made a state
+        only once it is kept (found, or among the best scored)."""
         scored = []
         tried = 0
+        works = self.scorer.works
+        est = self.est
         ranked = self._ranked(state, focus)
         applied = ranked.applied
         shared = self.bags.after
@@ -417,11 +424,7 @@ class _Search:
             g = state.g + cost + (1 if input_live and self.input_output in step.dests else 0)
             tried += 1
             if facts.done:
-                self.found.append(_State(facts.bag, facts.keys, g, facts, step, state))
-                if self.least is None or g < self.least:
-                    self.least = g
-                if self.longest is not None and g > self.longest:
-                    self.beyond = True
+                self._complete(_State(facts.bag, facts.keys, g, facts, step, state))
                 continue
             kid = facts.kid
             if best_g.get(kid, g + 1) <= g:
@@ -429,9 +432,24 @@ class _Search:
             best_g[kid] = g
             if self._hopeless(g, facts):
                 continue
-            child = _State(facts.bag, facts.keys, g, facts, step, state)
-            scored.append((self._estimate(child), child.keys, child))
+            # The child's estimate, as `_estimate` makes it (the work left is this ranking's,
+            # kept by bag).
+            if (work := works.get(facts.bid)) is None:
+                work = works[facts.bid] = est.work_left(facts.bag)
+            scored.append((est.with_pressure(work, len(facts.bag), registers), facts.keys,
+                           facts, g, step))
         return scored, tried > 0
+
+    def _complete(self, state: _State) -> None:
+        """Record a complete schedule (its first state)."""
+        self.found.append(state)
+        g = state.g
+        if self.least is None or g < self.least:
+            self.least = g
+            if self.limit is None or g < self.limit:
+                self.limit = g
+        if self.longest is not None and g > self.longest:
+            self.beyond = True
 
     def _ranked(self, state: _State, focus: Focus) -> _Ranked:
         """`_promising`'s moves of the state, from the scorer's cache where any search of the
@@ -492,18 +510,12 @@ class _Search:
 
     def _hopeless(self, g: int, facts: _Facts) -> bool:
         """Whether a state reached in `g` instructions whose bag has `facts` cannot beat a
-        schedule found, nor end within `longest`, by its lower bound."""
-        if self.least is not None:
-            limit = self.least
-        elif self.longest is None:
+        schedule found, nor end within `longest`, by its lower bound (`limit`)."""
+        if self.limit is None:
             return False
-        else:
-            limit = self.longest + 1
-        if self.longest is not None:
-            limit = min(limit, self.longest + 1)
         if facts.lower is None:
             facts.lower = self.est.lower_bound(facts.bag)
-        if g + facts.lower < limit:
+        if g + facts.lower < self.limit:
             return False
         if self.longest is not None and g + facts.lower > self.longest:
             self.pruned = True
@@ -554,6 +566,11 @@ def _new_operands(move: Move, live: set[Key]) -> list[Operand]:
 
 def _rank(state: _State) -> tuple[float | None, tuple[Key, ...]]:
     return state.estimate, state.keys
+
+
+def _scored_rank(child: tuple) -> tuple[float, tuple[Key, ...]]:
+    """A scored child's rank (`_Search._score_children`): its estimate, then its keys."""
+    return child[0], child[1]
 
 
 def _bag_keys(bag: Bag) -> tuple[Key, ...]:
