@@ -27,6 +27,7 @@ be long sums of s), which is what makes "no program" impossible for them.
 from __future__ import annotations
 
 import itertools
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -728,9 +729,24 @@ class _Emitter:
         self.src: str | None = None
         self.t: Offset = (0, 0)
         self.out: list[Instr] = []
+        self._at: dict[Offset, list[int]] = {}
+        """The events' indices at each offset, in order (`_index`)."""
+        self._other: list[int] = []
+        """Per event, the index of the first later event at another offset (`_index`)."""
+
+    def _index(self, events: list[tuple[Offset, Atom]]) -> None:
+        """What `_partner` asks of the events, found once: each event's later events at its
+        offset and the next offset, without a scan of all the later events per event."""
+        for k, (d, _) in enumerate(events):
+            self._at.setdefault(d, []).append(k)
+        self._other = [len(events)] * len(events)
+        for k in range(len(events) - 2, -1, -1):
+            same = events[k + 1][0] == events[k][0]
+            self._other[k] = self._other[k + 1] if same else k + 1
 
     def run(self, events: list[tuple[Offset, Atom]]) -> list[Instr]:
         paired: set[int] = set()
+        self._index(events)
         for i, (d, (reg, sub)) in enumerate(events):
             if i in paired:
                 continue
@@ -766,10 +782,10 @@ class _Emitter:
         last addition there when a move follows (that one carries the move: `addx`), so a
         pair never costs a move instruction. None if there is none."""
         d, (reg, _) = events[i]
-        run = [k for k in range(i + 1, len(events))
-               if events[k][0] == d and k not in paired]
-        nxt = next((events[k][0] for k in range(i + 1, len(events)) if events[k][0] != d),
-                   (0, 0))
+        here = self._at[d]
+        run = [k for k in here[bisect_right(here, i):] if k not in paired]
+        other = self._other[i]
+        nxt = events[other][0] if other < len(events) else (0, 0)
         adds = [k for k in run if not events[k][1][1]]
         if nxt != d and adds:
             adds = adds[:-1]  # the last addition here carries the move out
