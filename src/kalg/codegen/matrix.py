@@ -630,10 +630,8 @@ def _walk(first: dict[Offset, list[Atom]], rest: dict[Offset, list[Atom]], fused
         return (max(dist - 2, 0) + 1) // 2 if carried else (dist + 1) // 2
 
     def cost(p: Offset | None, q: Offset, p_first: bool = False) -> int:
-        if p is None:  # the start: a subtraction first costs a neg
-            if start is not None:
-                return 0 if q == start else 10 ** 6
-            return 0 if start_ok[q] else 1
+        if p is None:  # the start: a subtraction first costs a neg (not from `start`)
+            return 0 if start is not None or start_ok[q] else 1
         out = start_adds[p] if p_first else adds[p]
         return moves(abs(p[0] - q[0]) + abs(p[1] - q[1]), out or subs[q])
 
@@ -642,10 +640,11 @@ def _walk(first: dict[Offset, list[Atom]], rest: dict[Offset, list[Atom]], fused
 
     if not offsets:
         return []
+    starts = [start] if start in offsets else offsets  # where the walk may begin
     if len(offsets) > MAX_EXACT_PATH:
-        path = _greedy_walk(offsets, cost, home)
+        path = _greedy_walk(offsets, starts, cost, home)
     else:
-        path = _exact_walk(offsets, cost, home)
+        path = _exact_walk(offsets, starts, cost, home)
     if len(_WALKS) > 100_000:
         _WALKS.clear()
     _WALKS[key] = path
@@ -655,15 +654,17 @@ def _walk(first: dict[Offset, list[Atom]], rest: dict[Offset, list[Atom]], fused
 _WALKS: dict[tuple, list[Offset]] = {}
 
 
-def _exact_walk(offsets, cost, home) -> list[Offset]:
-    """The cheapest order of all `offsets` (dynamic programming over subsets)."""
+def _exact_walk(offsets, starts, cost, home) -> list[Offset]:
+    """The cheapest order of all `offsets` that begins at one of `starts` (dynamic
+    programming over subsets)."""
     n = len(offsets)
     full = (1 << n) - 1
     inf = 10 ** 9
     best = [[inf] * n for _ in range(1 << n)]
     back = [[-1] * n for _ in range(1 << n)]
     for i in range(n):
-        best[1 << i][i] = cost(None, offsets[i])
+        if offsets[i] in starts:
+            best[1 << i][i] = cost(None, offsets[i])
     for mask in range(1, 1 << n):
         row = best[mask]
         for i in range(n):
@@ -690,9 +691,9 @@ def _exact_walk(offsets, cost, home) -> list[Offset]:
     return path[::-1]
 
 
-def _greedy_walk(offsets, cost, home):
+def _greedy_walk(offsets, starts, cost, home):
     left = list(offsets)
-    first = min(left, key=lambda d: (cost(None, d), abs(d[0]) + abs(d[1]), d))
+    first = min(starts, key=lambda d: (cost(None, d), abs(d[0]) + abs(d[1]), d))
     path = [first]
     left.remove(first)
     while left:
