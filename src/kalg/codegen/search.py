@@ -212,10 +212,10 @@ class _Facts:
     """A bag and what the searches ask of it, none of which depends on the register budget
     or the ranking: its keys, its number among the bags (`bid`) and among the key tuples
     (`kid`: the state's identity for `_Search.best_g`), whether it is done, its lower bound,
-    and the values wanted in it (`wanted`: `_Search._wanted`); the last two computed when
-    first asked."""
+    the goals that may have been made last (`top`) and the values wanted in it (`wanted`:
+    `_Search._wanted`); the last three computed when first asked."""
 
-    __slots__ = ("bag", "bid", "done", "keys", "keyset", "kid", "lower", "wanted")
+    __slots__ = ("bag", "bid", "done", "keys", "keyset", "kid", "lower", "top", "wanted")
 
     def __init__(self, bag: Bag, keys: tuple[Key, ...], keyset: frozenset[Key], bid: int,
                  kid: int):
@@ -227,6 +227,8 @@ class _Facts:
         self.keyset = keyset
         """The keys as a set (hashed once: sets keep their members' hashes)."""
         self.lower: int | None = None
+        self.top: list[Terms] | None = None
+        """`pressure.expandable` of the bag: the goals `Focus.TOP` may undo."""
         self.wanted: tuple[set[Key], set[Key], dict[Key, list[tuple[int, int]]]] | None = None
 
 
@@ -502,7 +504,10 @@ class _Search:
 
     def _goals(self, state: _State, focus: Focus) -> list[Terms]:
         if focus is Focus.TOP:
-            return expandable(self.space, state.bag)
+            facts = state.facts
+            if (top := facts.top) is None:
+                top = facts.top = expandable(self.space, facts.bag)
+            return top
         goals = [t for k, t in state.bag if k != INPUT_KEY]
         if focus is Focus.NEWEST and state.step is not None:
             return [t for k, t in state.bag if k in state.step.srcs and k != INPUT_KEY] or goals
