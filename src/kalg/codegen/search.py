@@ -175,8 +175,9 @@ class Bags:
     """The bags that the searches of one network and op set meet, under every ranking (the
     `Scorer`s of one `MoveGen` share one: `memo.Memo`), and what depends on the bag alone:
     its `_Facts` (one object per bag, numbered in the order met), what a move leaves of it
-    (`after`: `_Search._after`, by the bag's number and the move; every move a search ranks
-    lives as long as this object, in `MoveGen`'s lists or in `merges`), and the moves of its
+    (`after`: `_Search._after`, by the bag's number and the move, the bag left unbuilt until
+    a search the move fits asks; every move a search ranks lives as long as this object, in
+    `MoveGen`'s lists or in `merges`), and the moves of its
     goals that reuse its wanted values (`merges`: `MoveGen.merges`, by the bag's number,
     whether near moves are asked for, and the goal's terms object, which is the bag's own).
     A pure cache: a search finds the same with a fresh one."""
