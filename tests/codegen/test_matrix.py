@@ -111,3 +111,22 @@ def test_five_random_outputs_are_not_longer_than_their_kernels_compiled_alone():
     check(program, outputs, "all")
     assert len(program) <= 63
     assert any(type(i).__name__ == "Add3" for i in program)
+
+
+def test_a_walk_given_a_start_begins_there_and_visits_every_offset_once():
+    """`matrix._walk` (exact up to `MAX_EXACT_PATH` offsets, greedy beyond): a walk given
+    one of its offsets as `start` begins there (the output register already holds that
+    value: `codegen.filling`), and every walk visits every offset once."""
+    from kalg.codegen import matrix
+
+    rng = np.random.default_rng(7)
+    for count in (1, 3, 6, matrix.MAX_EXACT_PATH + 2):
+        places = rng.choice(81, size=count, replace=False)
+        offsets = [(int(p) // 9 - 4, int(p) % 9 - 4) for p in places]
+        atoms = {d: [("B", bool(rng.integers(2)))] for d in offsets}
+        for fused in (True, False):
+            for start in offsets[:2]:
+                path = matrix._walk(atoms, atoms, fused, start)
+                assert path[0] == start and sorted(path) == sorted(offsets)
+            for start in (None, (9, 9)):
+                assert sorted(matrix._walk(atoms, atoms, fused, start)) == sorted(offsets)

@@ -4,6 +4,8 @@
   merges of their goals (`search.Bags`, through `codegen.Memo`): a search whose scorer shares
   them with rankings that searched before finds the same schedules, with the same number of
   expansions, as one with a memo of its own.
+* A search on a tight register budget leaves the bags of the moves that do not fit it
+  unbuilt; a wider budget sharing the memo finds the same as with a memo of its own.
 * A part of a sum's split gets its key from the sum's key minus the other part's
   (`goals.Space.key_rest`): always the key that expanding its terms gives.
 """
@@ -55,6 +57,22 @@ def test_a_ranking_sharing_bags_with_others_finds_what_it_finds_alone():
                     assert _search(shared, decomp, weights, registers, op_set) == alone, (
                         seed, op_set, registers, weights)
             assert shared._bags  # the rankings did share one
+
+
+def test_a_wide_budget_after_tight_ones_finds_what_it_finds_alone():
+    """A search on few registers leaves the bag of a move that does not fit unbuilt
+    (`_Search._after`); a search on more registers, sharing its memo, builds it when it needs
+    it and finds the same as a search with a memo of its own."""
+    for seed in range(3):
+        decomp = direct_decomposition({"A": _kernel(seed)})
+        for op_set in ("basic", "all"):
+            shared = Memo()
+            for registers in (2, 3, 6):
+                alone = _search(Memo(), decomp, RANKINGS[0], registers, op_set)
+                assert _search(shared, decomp, RANKINGS[0], registers, op_set) == alone, (
+                    seed, op_set, registers)
+            assert any(after[0] is None for bags in shared._bags.values()
+                       for after in bags.after.values())  # some were left unbuilt
 
 
 def test_a_split_part_keyed_from_the_whole_is_keyed_as_its_terms_expand():

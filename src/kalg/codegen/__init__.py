@@ -32,13 +32,14 @@ from kalg.codegen.cse import cse_program
 from kalg.codegen.filling import last_written
 from kalg.codegen.limits import QUICK, Budget, Limits
 from kalg.codegen.matrix import matrix_program
-from kalg.codegen.memo import Memo, collector_paused
+from kalg.codegen.memo import Memo
 from kalg.codegen.regalloc import allocate
 from kalg.codegen.reverse import reverse_program
 from kalg.codegen.search import search
 from kalg.codegen.sequential import sequential
 from kalg.decomp import Decomposition, Op
 from kalg.diagnostics import RegisterPressureError, VerificationError
+from kalg.resources import collector_paused
 from kalg.scamp5.isa import OP_SETS, Instr, bus_steps, op_set_violation
 from kalg.scamp5.symbolic import initial_state, verify_exact, verify_exact_channels
 

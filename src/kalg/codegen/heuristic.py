@@ -37,6 +37,8 @@ class _GoalInfo:
     """What the estimate needs of one goal (memoised per value)."""
 
     canon: Key
+    cid: int
+    """`canon`'s number in this estimator (`Estimator._canons`): a cheap dictionary key."""
     x: int
     y: int
     sign: int
@@ -63,6 +65,8 @@ class Estimator:
         the search: a tuple of tuples is hashed anew at every lookup by value, an id is not).
         Each entry keeps its terms alive, so an id is never reused while this holds it."""
         self._classes: dict[Key, Key] = {}
+        self._canons: dict[Key, int] = {}
+        """Each canonical key met by `_info`, numbered in the order met (`_GoalInfo.cid`)."""
         self._estimates: dict[tuple[tuple[Key, Terms], ...], float] = {}
 
     # ------------------------------------------------------------------ pieces
@@ -144,7 +148,9 @@ class Estimator:
             for n, *_ in terms:
                 nodes.add(n)
                 nodes |= self.space.descendants[n]
-        info = _GoalInfo(canon, anchor[0], anchor[1], sign, own, frozenset(nodes), placements)
+        cid = self._canons.setdefault(canon, len(self._canons))
+        info = _GoalInfo(canon, cid, anchor[0], anchor[1], sign, own, frozenset(nodes),
+                         placements)
         self._infos[terms] = info
         return info
 
@@ -173,9 +179,10 @@ class Estimator:
         """`estimate` without its pressure term (which alone depends on the budget); not
         memoised (the search keeps it with the bag)."""
         total = 0.0
+        size = self.w.size
         nodes: set[int] = set()
         placed: set[tuple[int, int, int, int]] = set()
-        seen: dict[Key, list[tuple[int, int, int]]] = {}
+        seen: dict[int, list[tuple[int, int, int]]] = {}  # by canonical key (its number)
         by_id = self._infos_by_id
         for key, terms in bag:
             if key == INPUT_KEY:
@@ -184,17 +191,18 @@ class Estimator:
                 known = by_id[id(terms)] = (terms, self._info(key, terms))
             info = known[1]
             nodes |= info.nodes
-            placed |= info.placements
             if info.placements:
+                placed |= info.placements
                 continue
-            if (others := seen.get(info.canon)) is not None:
+            if (others := seen.get(info.cid)) is not None:
                 total += self._nearest(info, others)
                 others.append((info.x, info.y, info.sign))
                 continue
-            seen[info.canon] = [(info.x, info.y, info.sign)]
-            total += info.cost + self.w.size
-        total += len(placed) * (1 + self.w.size)
-        nodes -= {n for n, *_ in placed}
+            seen[info.cid] = [(info.x, info.y, info.sign)]
+            total += info.cost + size
+        if placed:
+            total += len(placed) * (1 + size)
+            nodes -= {n for n, *_ in placed}
         total += sum(map(self.node_cost.__getitem__, nodes))
         return total
 

@@ -27,6 +27,7 @@ be long sums of s), which is what makes "no program" impossible for them.
 from __future__ import annotations
 
 import itertools
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -629,10 +630,8 @@ def _walk(first: dict[Offset, list[Atom]], rest: dict[Offset, list[Atom]], fused
         return (max(dist - 2, 0) + 1) // 2 if carried else (dist + 1) // 2
 
     def cost(p: Offset | None, q: Offset, p_first: bool = False) -> int:
-        if p is None:  # the start: a subtraction first costs a neg
-            if start is not None:
-                return 0 if q == start else 10 ** 6
-            return 0 if start_ok[q] else 1
+        if p is None:  # the start: a subtraction first costs a neg (not from `start`)
+            return 0 if start is not None or start_ok[q] else 1
         out = start_adds[p] if p_first else adds[p]
         return moves(abs(p[0] - q[0]) + abs(p[1] - q[1]), out or subs[q])
 
@@ -641,10 +640,11 @@ def _walk(first: dict[Offset, list[Atom]], rest: dict[Offset, list[Atom]], fused
 
     if not offsets:
         return []
+    starts = [start] if start in offsets else offsets  # where the walk may begin
     if len(offsets) > MAX_EXACT_PATH:
-        path = _greedy_walk(offsets, cost, home)
+        path = _greedy_walk(offsets, starts, cost, home)
     else:
-        path = _exact_walk(offsets, cost, home)
+        path = _exact_walk(offsets, starts, cost, home)
     if len(_WALKS) > 100_000:
         _WALKS.clear()
     _WALKS[key] = path
@@ -654,15 +654,17 @@ def _walk(first: dict[Offset, list[Atom]], rest: dict[Offset, list[Atom]], fused
 _WALKS: dict[tuple, list[Offset]] = {}
 
 
-def _exact_walk(offsets, cost, home) -> list[Offset]:
-    """The cheapest order of all `offsets` (dynamic programming over subsets)."""
+def _exact_walk(offsets, starts, cost, home) -> list[Offset]:
+    """The cheapest order of all `offsets` that begins at one of `starts` (dynamic
+    programming over subsets)."""
     n = len(offsets)
     full = (1 << n) - 1
     inf = 10 ** 9
     best = [[inf] * n for _ in range(1 << n)]
     back = [[-1] * n for _ in range(1 << n)]
     for i in range(n):
-        best[1 << i][i] = cost(None, offsets[i])
+        if offsets[i] in starts:
+            best[1 << i][i] = cost(None, offsets[i])
     for mask in range(1, 1 << n):
         row = best[mask]
         for i in range(n):
@@ -689,9 +691,9 @@ def _exact_walk(offsets, cost, home) -> list[Offset]:
     return path[::-1]
 
 
-def _greedy_walk(offsets, cost, home):
+def _greedy_walk(offsets, starts, cost, home):
     left = list(offsets)
-    first = min(left, key=lambda d: (cost(None, d), abs(d[0]) + abs(d[1]), d))
+    first = min(starts, key=lambda d: (cost(None, d), abs(d[0]) + abs(d[1]), d))
     path = [first]
     left.remove(first)
     while left:
@@ -728,9 +730,24 @@ class _Emitter:
         self.src: str | None = None
         self.t: Offset = (0, 0)
         self.out: list[Instr] = []
+        self._at: dict[Offset, list[int]] = {}
+        """The events' indices at each offset, in order (`_index`)."""
+        self._other: list[int] = []
+        """Per event, the index of the first later event at another offset (`_index`)."""
+
+    def _index(self, events: list[tuple[Offset, Atom]]) -> None:
+        """What `_partner` asks of the events, found once: each event's later events at its
+        offset and the next offset, without a scan of all the later events per event."""
+        for k, (d, _) in enumerate(events):
+            self._at.setdefault(d, []).append(k)
+        self._other = [len(events)] * len(events)
+        for k in range(len(events) - 2, -1, -1):
+            same = events[k + 1][0] == events[k][0]
+            self._other[k] = self._other[k + 1] if same else k + 1
 
     def run(self, events: list[tuple[Offset, Atom]]) -> list[Instr]:
         paired: set[int] = set()
+        self._index(events)
         for i, (d, (reg, sub)) in enumerate(events):
             if i in paired:
                 continue
@@ -766,10 +783,10 @@ class _Emitter:
         last addition there when a move follows (that one carries the move: `addx`), so a
         pair never costs a move instruction. None if there is none."""
         d, (reg, _) = events[i]
-        run = [k for k in range(i + 1, len(events))
-               if events[k][0] == d and k not in paired]
-        nxt = next((events[k][0] for k in range(i + 1, len(events)) if events[k][0] != d),
-                   (0, 0))
+        here = self._at[d]
+        run = [k for k in here[bisect_right(here, i):] if k not in paired]
+        other = self._other[i]
+        nxt = events[other][0] if other < len(events) else (0, 0)
         adds = [k for k in run if not events[k][1][1]]
         if nxt != d and adds:
             adds = adds[:-1]  # the last addition here carries the move out

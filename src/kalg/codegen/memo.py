@@ -19,8 +19,6 @@ bounds its lifetime.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from kalg import resources
 from kalg.codegen.goals import Space
@@ -105,19 +103,3 @@ class Memo:
                 bags = self._bags[(net, op_set)] = Bags()
             scorer = self._scorers[key] = Scorer(gen, est, bags)
         return scorer
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cycle collector off for the block (back on after, if it was on). Code
-    generation allocates millions of small tuples that live as long as a `Memo`, and each full
-    collection walks all of them: a third of the code generator's time. What the block drops
-    is freed by reference counting, the memos' own cycles by `Memo.release`."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-

@@ -175,8 +175,9 @@ class Bags:
     """The bags that the searches of one network and op set meet, under every ranking (the
     `Scorer`s of one `MoveGen` share one: `memo.Memo`), and what depends on the bag alone:
     its `_Facts` (one object per bag, numbered in the order met), what a move leaves of it
-    (`after`: `_Search._after`, by the bag's number and the move; every move a search ranks
-    lives as long as this object, in `MoveGen`'s lists or in `merges`), and the moves of its
+    (`after`: `_Search._after`, by the bag's number and the move, the bag left unbuilt until
+    a search the move fits asks; every move a search ranks lives as long as this object, in
+    `MoveGen`'s lists or in `merges`), and the moves of its
     goals that reuse its wanted values (`merges`: `MoveGen.merges`, by the bag's number,
     whether near moves are asked for, and the goal's terms object, which is the bag's own).
     A pure cache: a search finds the same with a fresh one."""
@@ -186,7 +187,7 @@ class Bags:
     def __init__(self) -> None:
         self._facts: dict[tuple[frozenset[Key], tuple[int, ...]], _Facts] = {}
         self._key_ids: dict[frozenset[Key], int] = {}
-        self.after: dict[tuple[int, int], tuple[_Facts, int, bool, int]] = {}
+        self.after: dict[tuple[int, int], tuple[_Facts | None, int, bool, int]] = {}
         self.merges: dict[tuple[int, bool, int], list[Move]] = {}
 
     def facts(self, bag: Bag, keyset: frozenset[Key] | None = None) -> _Facts:
@@ -212,10 +213,10 @@ class _Facts:
     """A bag and what the searches ask of it, none of which depends on the register budget
     or the ranking: its keys, its number among the bags (`bid`) and among the key tuples
     (`kid`: the state's identity for `_Search.best_g`), whether it is done, its lower bound,
-    and the values wanted in it (`wanted`: `_Search._wanted`); the last two computed when
-    first asked."""
+    the goals that may have been made last (`top`) and the values wanted in it (`wanted`:
+    `_Search._wanted`); the last three computed when first asked."""
 
-    __slots__ = ("bag", "bid", "done", "keys", "keyset", "kid", "lower", "wanted")
+    __slots__ = ("bag", "bid", "done", "keys", "keyset", "kid", "lower", "top", "wanted")
 
     def __init__(self, bag: Bag, keys: tuple[Key, ...], keyset: frozenset[Key], bid: int,
                  kid: int):
@@ -227,19 +228,22 @@ class _Facts:
         self.keyset = keyset
         """The keys as a set (hashed once: sets keep their members' hashes)."""
         self.lower: int | None = None
+        self.top: list[Terms] | None = None
+        """`pressure.expandable` of the bag: the goals `Focus.TOP` may undo."""
         self.wanted: tuple[set[Key], set[Key], dict[Key, list[tuple[int, int]]]] | None = None
 
 
 class _Ranked:
     """A state's moves, best first, and what each leaves once applied (filled as the searches
     apply them): `applied[i]` is None until move i is applied, then (the bag's `_Facts`, the
-    registers the step needs, whether the input is live across it, the step's cost)."""
+    registers the step needs, whether the input is live across it, the step's cost), the
+    bag None where a search the step did not fit left it unbuilt (`_Search._after`)."""
 
     __slots__ = ("applied", "moves")
 
     def __init__(self, moves: list[Move]):
         self.moves = moves
-        self.applied: list[tuple[_Facts, int, bool, int] | None] = [None] * len(moves)
+        self.applied: list[tuple[_Facts | None, int, bool, int] | None] = [None] * len(moves)
 
 
 class Focus(Enum):
@@ -274,6 +278,9 @@ class _Search:
         self.found: list[_State] = []
         self.least: int | None = None
         """The fewest instructions of a schedule in `found` (None while it is empty)."""
+        self.limit: int | None = None if budget.longest is None else budget.longest + 1
+        """A state whose lower bound reaches this many instructions is hopeless: it can
+        neither beat `least` nor end within `longest` (None: no bound yet)."""
         self.expanded = 0
         self.focus = focus
         self.budget = budget
@@ -382,14 +389,18 @@ class _Search:
         scored, feasible = self._score_children(state, self.focus)
         if not feasible and self.focus is not Focus.ANY:
             scored, _ = self._score_children(state, Focus.ANY)
-        scored.sort(key=lambda t: (t[0], t[1]))
-        return [c for _, _, c in scored[: self.limits.children]]
+        scored.sort(key=_scored_rank)
+        return [_State(facts.bag, facts.keys, g, facts, step, state, estimate)
+                for estimate, _, facts, g, step in scored[: self.limits.children]]
 
     def _score_children(self, state: _State, focus: Focus):
-        """Children of the best `moves` moves that fit, scored; records complete schedules.
-        A child is made a state only once it is kept (found, or scored)."""
+        """Children of the best `moves` moves that fit, scored (estimate, keys, bag's
+        `_Facts`, instructions, step); records complete schedules. A child is made a state
+        only once it is kept (found, or among the best scored)."""
         scored = []
         tried = 0
+        works = self.scorer.works
+        est = self.est
         ranked = self._ranked(state, focus)
         applied = ranked.applied
         shared = self.bags.after
@@ -401,23 +412,22 @@ class _Search:
             if tried >= limit:
                 break
             if (after := applied[i]) is None:
-                if (after := shared.get(key := (bid, id(move)))) is None:
-                    after = shared[key] = self._after(state.facts, move)
+                if (after := shared.get((bid, id(move)))) is None:
+                    after = shared[(bid, id(move))] = self._after(state.facts, move, registers)
                 applied[i] = after
             facts, needed, input_live, cost = after
             if needed > registers:
                 continue
+            if facts is None:  # left unbuilt by a search with fewer registers
+                after = applied[i] = shared[(bid, id(move))] = self._after(state.facts, move)
+                facts = after[0]
             step = move.step
             # Making the output bound for the input's register while the input is still live
             # means that output cannot go straight to its register: it costs a final move.
             g = state.g + cost + (1 if input_live and self.input_output in step.dests else 0)
             tried += 1
             if facts.done:
-                self.found.append(_State(facts.bag, facts.keys, g, facts, step, state))
-                if self.least is None or g < self.least:
-                    self.least = g
-                if self.longest is not None and g > self.longest:
-                    self.beyond = True
+                self._complete(_State(facts.bag, facts.keys, g, facts, step, state))
                 continue
             kid = facts.kid
             if best_g.get(kid, g + 1) <= g:
@@ -425,9 +435,24 @@ class _Search:
             best_g[kid] = g
             if self._hopeless(g, facts):
                 continue
-            child = _State(facts.bag, facts.keys, g, facts, step, state)
-            scored.append((self._estimate(child), child.keys, child))
+            # The child's estimate, as `_estimate` makes it (the work left is this ranking's,
+            # kept by bag).
+            if (work := works.get(facts.bid)) is None:
+                work = works[facts.bid] = est.work_left(facts.bag)
+            scored.append((est.with_pressure(work, len(facts.bag), registers), facts.keys,
+                           facts, g, step))
         return scored, tried > 0
+
+    def _complete(self, state: _State) -> None:
+        """Record a complete schedule (its first state)."""
+        self.found.append(state)
+        g = state.g
+        if self.least is None or g < self.least:
+            self.least = g
+            if self.limit is None or g < self.limit:
+                self.limit = g
+        if self.longest is not None and g > self.longest:
+            self.beyond = True
 
     def _ranked(self, state: _State, focus: Focus) -> _Ranked:
         """`_promising`'s moves of the state, from the scorer's cache where any search of the
@@ -480,7 +505,10 @@ class _Search:
 
     def _goals(self, state: _State, focus: Focus) -> list[Terms]:
         if focus is Focus.TOP:
-            return expandable(self.space, state.bag)
+            facts = state.facts
+            if (top := facts.top) is None:
+                top = facts.top = expandable(self.space, facts.bag)
+            return top
         goals = [t for k, t in state.bag if k != INPUT_KEY]
         if focus is Focus.NEWEST and state.step is not None:
             return [t for k, t in state.bag if k in state.step.srcs and k != INPUT_KEY] or goals
@@ -488,36 +516,38 @@ class _Search:
 
     def _hopeless(self, g: int, facts: _Facts) -> bool:
         """Whether a state reached in `g` instructions whose bag has `facts` cannot beat a
-        schedule found, nor end within `longest`, by its lower bound."""
-        if self.least is not None:
-            limit = self.least
-        elif self.longest is None:
+        schedule found, nor end within `longest`, by its lower bound (`limit`)."""
+        if self.limit is None:
             return False
-        else:
-            limit = self.longest + 1
-        if self.longest is not None:
-            limit = min(limit, self.longest + 1)
         if facts.lower is None:
             facts.lower = self.est.lower_bound(facts.bag)
-        if g + facts.lower < limit:
+        if g + facts.lower < self.limit:
             return False
         if self.longest is not None and g + facts.lower > self.longest:
             self.pruned = True
         return True
 
-    def _after(self, facts: _Facts, move: Move) -> tuple[_Facts, int, bool, int]:
+    def _after(self, facts: _Facts, move: Move,
+               registers: int | None = None) -> tuple[_Facts | None, int, bool, int]:
         """The bag of `facts` before `move`'s step (its `_Facts`), the registers the step
         needs, whether the input is live across it, and the step's cost: all independent of
-        the register budget. (The bag's keys are unique and sorted: operands are put in place.)"""
+        the register budget. Where the step needs more than `registers` (if given), the bag
+        is left unbuilt (None): no search with so few registers asks for it, and most moves
+        do not fit a tight budget. (The bag's keys are unique and sorted: operands are put in
+        place.)"""
         step = move.step
         dests = step.dests
-        through = [entry for entry in facts.bag if entry[0] not in dests]
         live = facts.keyset.difference(dests)
         added = _new_operands(move, live)
+        # The values live just before the step: the bag's keys but the step's results (one
+        # entry per key), then its new operands.
+        needed = need(step, live, len(live) + len(added))
+        if registers is not None and needed > registers:
+            return None, needed, INPUT_KEY in live, step.cost
+        through = [entry for entry in facts.bag if entry[0] not in dests]
         if added:
             for p in added:
                 insort(through, (p.key, self.gen.opened(p)))
-        needed = need(step, live, len(through))
         keyset = live.union([p.key for p in added]) if added else live
         return self.bags.facts(tuple(through), keyset), needed, INPUT_KEY in live, step.cost
 
@@ -542,6 +572,11 @@ def _new_operands(move: Move, live: set[Key]) -> list[Operand]:
 
 def _rank(state: _State) -> tuple[float | None, tuple[Key, ...]]:
     return state.estimate, state.keys
+
+
+def _scored_rank(child: tuple) -> tuple[float, tuple[Key, ...]]:
+    """A scored child's rank (`_Search._score_children`): its estimate, then its keys."""
+    return child[0], child[1]
 
 
 def _bag_keys(bag: Bag) -> tuple[Key, ...]:

@@ -125,9 +125,12 @@ def _positive_float(text: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kalg import frontend, targets
-    from kalg.pipeline import Settings
-    from kalg.progress import reporter, warner
+    from kalg.resources import collector_paused
+
+    with collector_paused():  # what an import makes is never garbage (`collector_paused`)
+        from kalg import frontend, targets
+        from kalg.pipeline import Settings
+        from kalg.progress import reporter, warner
 
     target = targets.get(args.target or "scamp5")  # None: the file's target block (SCAMP-5)
     progress, done = reporter(args.stats)
