@@ -17,6 +17,8 @@ from kalg.codegen.twostep import fingerprint
 from kalg.kernel import Kernel
 from kalg.scamp5.symbolic import initial_state, step
 
+from .brute import shortest_by_brute_force
+
 SIX = ("A", "B", "C", "D", "E", "F")
 
 
@@ -135,26 +137,7 @@ def _brute_force(registers, depth: int) -> dict[tuple, int]:
     """Fewest instructions leaving each kernel in A, over every program of at most `depth`
     (op set all), by breadth-first search over exact register states: no pruning at all."""
     templates = [t.instr for t in _instructions("all", registers)]
-    shortest: dict[tuple, int] = {}
-    start = initial_state("A")
-    frontier, seen = [start], set()
-    for d in range(depth + 1):
-        nxt = []
-        for state in frontier:
-            if state["A"] is not None and state["A"].taps:
-                shortest.setdefault(_key(state["A"]), d)
-            if d == depth:
-                continue
-            for instr in templates:
-                if any(state[r] is None for r in instr.reads()):
-                    continue
-                new = step(state, instr)
-                sig = tuple(None if new[r] is None else _key(new[r]) for r in registers)
-                if sig not in seen:
-                    seen.add(sig)
-                    nxt.append(new)
-        frontier = nxt
-    return shortest
+    return shortest_by_brute_force(templates, registers, ("A",), depth)
 
 
 def test_proven_lengths_agree_with_brute_force_on_three_registers():

@@ -12,6 +12,8 @@ from kalg.kernel import Kernel
 from kalg.scamp5.isa import Add, Dir, Sub, Subx
 from kalg.scamp5.symbolic import execute, initial_state, step
 
+from .brute import shortest_by_brute_force
+
 SIX = ("A", "B", "C", "D", "E", "F")
 EMBOSS = [[-2, -1, 0], [-1, 1, 1], [0, 1, 2]]
 
@@ -23,29 +25,8 @@ def _keeping(registers):
 
 def _brute_force(registers, depth: int) -> dict[tuple, int]:
     """Fewest instructions, never writing A, leaving each kernel in a register other than A,
-    over every such program of at most `depth` instructions: breadth first over exact
-    register states, no pruning."""
-    templates = _keeping(registers)
-    shortest: dict[tuple, int] = {}
-    frontier, seen = [initial_state("A")], set()
-    for d in range(depth + 1):
-        following = []
-        for state in frontier:
-            for r in registers[1:]:
-                if state[r] is not None and state[r].taps:
-                    shortest.setdefault(_exact(state[r]), d)
-            if d == depth:
-                continue
-            for instr in templates:
-                if any(state[r] is None for r in instr.reads()):
-                    continue
-                new = step(state, instr)
-                sig = tuple(None if new[r] is None else _exact(new[r]) for r in registers)
-                if sig not in seen:
-                    seen.add(sig)
-                    following.append(new)
-        frontier = following
-    return shortest
+    over every such program of at most `depth` instructions (no pruning)."""
+    return shortest_by_brute_force(_keeping(registers), registers, registers[1:], depth)
 
 
 def test_keeping_the_input_proves_the_brute_force_lengths_on_three_registers():

@@ -135,6 +135,17 @@ def _minus(a: Taps, b: Taps) -> Taps:
     return {o: c for o, c in out.items() if c}
 
 
+def _middle_value(target: Taps, kept_term: Term, kept: Taps, w_term: Term) -> Taps | None:
+    """W such that the last instruction's two terms, `kept_term` of the kept value and
+    `w_term` of W, make `target`; None unless the kept term cancels at least one tap of the
+    target and leaves something for W to make."""
+    rest = _minus(target, _apply(kept_term, kept))
+    if len(rest) >= len(target) or not rest:
+        return None
+    p, q, dx, dy = w_term
+    return _apply((1, 0, -dx, -dy), {o: c / Fraction(p, 1 << q) for o, c in rest.items()})
+
+
 def _firsts(templates, inp: str):
     """(instruction, {register: taps or None}) after each instruction reading only the input,
     one per state up to renaming the registers other than the input's, in a fixed order."""
@@ -175,11 +186,10 @@ def _problems(target: Taps, templates, inp: str, registers: Sequence[str], lasts
             if not value:
                 continue
             for kept_term, w_term in sorted(lasts):
-                rest = _minus(target, _apply(kept_term, value))
-                if len(rest) >= len(target) or not rest:
+                w = _middle_value(target, kept_term, value, w_term)
+                if w is None:
                     continue
-                p, q, dx, dy = w_term
-                w = _apply((1, 0, -dx, -dy), {o: c / Fraction(p, 1 << q) for o, c in rest.items()})
+                dx, dy = w_term[2:]
                 for source, u in state.items():
                     if source == kept or not u or len(u) != 1:
                         continue
@@ -203,11 +213,10 @@ def _input_kept(target: Taps, inp: str, registers: Sequence[str], lasts) -> list
     out: list = []
     x = {(0, 0): Fraction(1)}
     for kept_term, w_term in sorted(lasts):
-        rest = _minus(target, _apply(kept_term, x))
-        if len(rest) >= len(target) or not rest:
+        w = _middle_value(target, kept_term, x, w_term)
+        if w is None:
             continue
-        p, q, dx, dy = w_term
-        w = _apply((1, 0, -dx, -dy), {o: c / Fraction(p, 1 << q) for o, c in rest.items()})
+        dx, dy = w_term[2:]
         key = (tuple(sorted(w.items())), len(registers), True)
         order = (len(w), abs(dx) + abs(dy) + abs(kept_term[2]) + abs(kept_term[3]), len(out))
         out.append((order, key, (None, inp, inp, (kept_term, w_term), Kernel.of(w),
