@@ -158,3 +158,18 @@ def test_the_wide_windows_weights_sum_the_shifted_outputs_to_the_target():
         assert {k: v for k, v in total.items() if v} == {k: v for k, v in target.items() if v}
     assert found >= 2
     assert solver.weights({("A", (9, 9)): 1}) is None  # no shifted output reaches that tap
+
+
+def test_six_outputs_with_5_wide_kernels_compile_where_the_3x3_window_found_no_weights():
+    # Regression: "no program found for 6 outputs in 6 registers" for this random filter
+    # (two 3x5, one 5x3, two 5x1 and one 3x1 kernel over 8): over the 3x3 shifts no lattice
+    # weights exist for any register written last; over the kernels' box they do.
+    rows = {"A": [[0, 0, 6, 1, 1], [2, 5, 5, 4, 5], [1, 4, 3, 3, 2]],
+            "B": [[2, 1, 1], [4, 5, 1], [2, 5, 3], [7, 6, 2], [7, 2, 8]],
+            "C": [[5], [2], [4], [1], [7]], "D": [[2], [5], [2]], "E": [[6], [7], [7], [1], [2]],
+            "F": [[5, 5, 0, 7, 5], [7, 5, 0, 2, 8], [1, 3, 0, 6, 5]]}
+    outputs = {r: kernel(w) for r, w in rows.items()}
+    program, how = codegen.full_filter(outputs, REGISTERS, "A", "basic")
+    assert program is not None, how
+    verify_exact(program, outputs, "A")
+    assert "written last from the other outputs shifted" in how
