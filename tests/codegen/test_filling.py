@@ -101,3 +101,75 @@ def test_the_register_written_last_can_keep_either_copy_of_the_divided_input():
     verify_exact(program, outputs, "A")
     assert "A written last" in how and "input/8·-1" in how
     assert len(program) <= 134
+
+
+# The audit's random filter seed 56 (issue 12): one 5x5, two 5x3 and three 3x3 kernels over 8.
+WIDE_FILTER = {
+    "A": [[7, 8, 4], [8, 6, 3], [1, 5, 1], [5, 4, 3], [0, 3, 0]],
+    "B": [[6, 0, 2], [6, 3, 2], [1, 3, 8], [3, 7, 2], [6, 2, 1]],
+    "C": [[3, 2, 2], [8, 7, 5], [0, 0, 5]],
+    "D": [[8, 8, 1], [7, 6, 5], [7, 5, 3]],
+    "E": [[8, 7, 0, 3, 2], [5, 7, 2, 0, 3], [4, 2, 4, 7, 0], [2, 0, 4, 8, 2], [8, 1, 0, 4, 6]],
+    "F": [[8, 7, 8], [4, 3, 0], [6, 2, 2]],
+}
+
+
+def test_six_outputs_with_a_5x5_kernel_do_not_compile_to_thousands_of_instructions():
+    # Regression: the last output's weights ranged over the other outputs' 3x3 shifts only:
+    # 45 unknowns for the 49 taps of a 5x5 kernel's shifted copies, so weights existed only
+    # by luck and were huge (2440 instructions in op set all, 2709 in basic). Over the
+    # kernels' own 5x5 box (`filling._window`: 125 unknowns for 81 taps): 238.
+    outputs = {r: kernel(w) for r, w in WIDE_FILTER.items()}
+    program, how = codegen.full_filter(outputs, REGISTERS, "A", "all")
+    assert program is not None, how
+    verify_exact(program, outputs, "A")
+    assert "written last from the other outputs shifted" in how
+    assert len(program) <= 250
+
+
+def test_the_weights_window_is_the_3x3_one_for_3x3_kernels_and_the_kernels_box_otherwise():
+    outputs = {r: kernel(w) for r, w in zip(REGISTERS, random_weights(6, 0), strict=True)}
+    _, rows = _integer_matrix({r: {"A": k} for r, k in outputs.items()})
+    assert filling._window(rows) == filling.SHIFTS
+    _, rows = _integer_matrix({r: {"A": kernel(w)} for r, w in WIDE_FILTER.items()})
+    assert set(filling._window(rows)) == {(x, y) for x in range(-2, 3) for y in range(-2, 3)}
+
+
+def test_the_wide_windows_weights_sum_the_shifted_outputs_to_the_target():
+    # `_Weights` reduces once per register written last and rounds per target (Babai): each
+    # answer must be exact, and None exactly where Kannan's embedding finds none either.
+    _, rows = _integer_matrix({r: {"A": kernel(w)} for r, w in WIDE_FILTER.items()})
+    columns = [rows[r] for r in "ABCDF"]
+    shifts = filling._window(rows)
+    solver = filling._Weights(columns, shifts)
+    found = 0
+    for units, d in ((0, (0, 0)), (-1, (-1, -2)), (1, (1, -1)), (1, (0, 0))):
+        target = filling._minus(rows["E"], ("A", d), units)
+        q = solver.weights(target)
+        assert (q is None) == (filling._lattice_weights(target, columns, None, shifts) is None)
+        if q is None:
+            continue
+        found += 1
+        total: dict = {}
+        for (i, e), w in q.items():
+            for (c, off), v in columns[i].items():
+                key = (c, (off[0] + e[0], off[1] + e[1]))
+                total[key] = total.get(key, 0) + w * v
+        assert {k: v for k, v in total.items() if v} == {k: v for k, v in target.items() if v}
+    assert found >= 2
+    assert solver.weights({("A", (9, 9)): 1}) is None  # no shifted output reaches that tap
+
+
+def test_six_outputs_with_5_wide_kernels_compile_where_the_3x3_window_found_no_weights():
+    # Regression: "no program found for 6 outputs in 6 registers" for this random filter
+    # (two 3x5, one 5x3, two 5x1 and one 3x1 kernel over 8): over the 3x3 shifts no lattice
+    # weights exist for any register written last; over the kernels' box they do.
+    rows = {"A": [[0, 0, 6, 1, 1], [2, 5, 5, 4, 5], [1, 4, 3, 3, 2]],
+            "B": [[2, 1, 1], [4, 5, 1], [2, 5, 3], [7, 6, 2], [7, 2, 8]],
+            "C": [[5], [2], [4], [1], [7]], "D": [[2], [5], [2]], "E": [[6], [7], [7], [1], [2]],
+            "F": [[5, 5, 0, 7, 5], [7, 5, 0, 2, 8], [1, 3, 0, 6, 5]]}
+    outputs = {r: kernel(w) for r, w in rows.items()}
+    program, how = codegen.full_filter(outputs, REGISTERS, "A", "basic")
+    assert program is not None, how
+    verify_exact(program, outputs, "A")
+    assert "written last from the other outputs shifted" in how

@@ -50,7 +50,12 @@ def last_written(outputs: Mapping[str, Kernel], registers: Sequence[str], input_
             terms = " ".join(f"{'+' if c > 0 else '-'} {abs(c)}·{r}" for r, c in q.items() if c)
             v = f"input/{2 ** m}·{units} shifted by {d} " if units else "from the others: "
             return program, f"{last} written last: {v}{terms}".rstrip()
-    if (found := _combination(rows, registers, input_register, op_set, m)) is not None:
+    found = _combination(rows, registers, input_register, op_set, m)
+    if (wide := _window(rows)) != SHIFTS and (
+            other := _combination(rows, registers, input_register, op_set, m, shifts=wide)
+            ) is not None and (found is None or len(other[0]) < len(found[0])):
+        found = other
+    if found is not None:
         return found
     if plans:
         return None, "no register left for the shared input while the other outputs are made"
@@ -82,7 +87,21 @@ def _plans(rows, registers, input_register, m):
 
 
 SHIFTS = tuple((x, y) for x in (-1, 0, 1) for y in (-1, 0, 1))
-"""Offsets at which the output written last reads the others in `_combination`."""
+"""Offsets at which the output written last reads the others in `_combination`; also
+`_window`'s, where the kernels are wider."""
+
+
+def _window(rows) -> tuple[Offset, ...]:
+    """The shifts of the weights' second window: the box that holds every kernel's taps and
+    `SHIFTS` (so `SHIFTS` itself for kernels within 3x3). With 3x3 shifts, five n x n kernels
+    (n > 3) give 5·9 unknowns for the (n + 2)^2 taps of their shifted copies, fewer than the
+    equations from n = 5 on: weights exist only by luck and are huge (a random filter with
+    one 5x5 and two 5x3 kernels: 2440 instructions). Over the kernels' own box, n^2 shifts,
+    the unknowns 5·n^2 outnumber the (2n - 1)^2 taps, as 45 do 25 for 3x3 kernels."""
+    xs = [d[0] for row in rows.values() for _, d in row] + [-1, 1]
+    ys = [d[1] for row in rows.values() for _, d in row] + [-1, 1]
+    return tuple((x, y) for x in range(min(xs), max(xs) + 1)
+                 for y in range(min(ys), max(ys) + 1))
 
 KEPT_UNITS = (1, -1)
 """What the register written last may keep while the others are made, in units of s (the
@@ -99,12 +118,13 @@ BUILT = 4
 
 
 def _combination(rows, registers, ch, op_set, m, done: Sequence[str] = (),
-                 ) -> tuple[list[Instr], str] | None:
+                 shifts: Sequence[Offset] = SHIFTS) -> tuple[list[Instr], str] | None:
     """The output written last, L, as S^d·v + Σ_{j,e} q_{j,e}·S^e·K_j, integer q over the
-    shifts `SHIFTS` of the other outputs, where v is what L kept while they were made: 0 (L
-    free) or u·s for u in `KEPT_UNITS` (s the input over 2^m, a value of the constant-matrix
-    program's pool). The shifted outputs of random kernels generate every integer kernel of
-    their span as a lattice more often than not, so such q exist; their cost differs much
+    shifts e in `shifts` (`SHIFTS`, or `_window`'s) of the other outputs, where v is what L
+    kept while they were made: 0 (L free) or u·s for u in `KEPT_UNITS` (s the input over 2^m,
+    a value of the constant-matrix program's pool). The shifted outputs of random kernels
+    generate every integer kernel of their span as a lattice more often than not, so such q
+    exist (over a window as wide as the kernels: `_window`); their cost differs much
     from one (L, u, d) to the next (each is another coset of the same lattice), so every
     choice is scanned with LLL's weights (`_lattice_weights`, estimated by `_walk_cost`), and
     the `BUILT` cheapest that the constant-matrix program can keep are built in full, their
@@ -118,7 +138,8 @@ def _combination(rows, registers, ch, op_set, m, done: Sequence[str] = (),
     from kalg.codegen.matrix import _emit_output
 
     fused = op_set == "all"
-    choices = _scan(rows, registers, ch, m, fused, done)
+    solvers: dict[str, _Weights] | None = None if shifts == SHIFTS else {}
+    choices = _scan(rows, registers, ch, m, fused, done, shifts, solvers)
     firsts: dict = {}
 
     def first_of(last, units):
@@ -136,8 +157,9 @@ def _combination(rows, registers, ch, op_set, m, done: Sequence[str] = (),
     best: tuple[list[Instr], str] | None = None
     for *_, d, last, units, others in picked:
         first = first_of(last, units)
-        q = _lattice_weights(_minus(rows[last], (ch, d), units), [rows[r] for r in others],
-                             fused)
+        target = _minus(rows[last], (ch, d), units)
+        q = (_lattice_weights(target, [rows[r] for r in others], fused) if solvers is None
+             else solvers[last].weights(target))
         assert q is not None  # found above; the integer program only replaces it if cheaper
         row = {(f"={others[i]}", e): w for (i, e), w in q.items() if w}
         held = {r: (f"={r}", 1) for r in others}
@@ -153,19 +175,24 @@ def _combination(rows, registers, ch, op_set, m, done: Sequence[str] = (),
     return best
 
 
-def _scan(rows, registers, ch, m, fused, done) -> list[tuple]:
+def _scan(rows, registers, ch, m, fused, done, shifts=SHIFTS, solvers=None) -> list[tuple]:
     """(estimated walk, register index, |u|, u < 0, d, L, u, the others) for every choice of
-    `_combination` whose weights LLL finds."""
+    `_combination` whose weights LLL finds: by Kannan's embedding, one reduction per choice
+    (`_lattice_weights`), or, where `solvers` is a dict (the wide window), by one `_Weights`
+    per register written last, left in `solvers`."""
     choices = []
     for last in sorted((r for r in rows if r not in done), key=registers.index):
         others = [r for r in sorted(rows, key=registers.index) if r != last]
         columns = [rows[r] for r in others]
+        if solvers is not None:
+            solvers[last] = _Weights(columns, shifts)
         for units in (0, *(u for u in KEPT_UNITS if abs(u) <= 2 ** m)):
             for d in KEPT_SHIFTS if units else ((0, 0),):
                 target = _minus(rows[last], (ch, d), units)
-                q = _lattice_weights(target, columns, cheapest=None)
+                q = (_lattice_weights(target, columns, None) if solvers is None
+                     else solvers[last].weights(target))
                 if q is not None:
-                    choices.append((_walk_cost(list(q.values()), _by_shift(q), fused),
+                    choices.append((_walk_cost(list(q.values()), _by_shift(q, shifts), fused),
                                     registers.index(last), abs(units), units < 0, d, last,
                                     units, others))
     return choices
@@ -178,11 +205,11 @@ def _minus(row: dict, key, units: int) -> dict:
     return out
 
 
-def _by_shift(keys) -> list[list[int]]:
-    """Per shift of `SHIFTS`, the positions of the unknowns (i, e) of `keys` (a weights
+def _by_shift(keys, shifts: Sequence[Offset] = SHIFTS) -> list[list[int]]:
+    """Per shift of `shifts`, the positions of the unknowns (i, e) of `keys` (a weights
     dict's keys, in order) at that shift."""
     keys = list(keys)
-    return [[i for i, (_, e) in enumerate(keys) if e == shift] for shift in SHIFTS]
+    return [[i for i, (_, e) in enumerate(keys) if e == shift] for shift in shifts]
 
 
 def _others_first(rows, registers, ch, op_set, m, last, units, done=()) -> list[Instr] | None:
@@ -201,12 +228,12 @@ def _others_first(rows, registers, ch, op_set, m, last, units, done=()) -> list[
 
 
 def _lattice_weights(target: dict, columns: list[dict], cheapest: bool | None = True,
-                     ) -> dict[tuple[int, Offset], int] | None:
+                     shifts: Sequence[Offset] = SHIFTS) -> dict[tuple[int, Offset], int] | None:
     """Integers q[(i, e)] with Σ q·S^e·columns[i] = target, small by LLL (Kannan's embedding:
     a reduced basis vector whose image is zero and whose target coordinate is ±1), or None.
     `cheapest` (not None): then made cheaper by the integer program `_cheapest` (a second or
     so), for op set all (True: 3-operand adds) or basic (False)."""
-    unknowns = [(i, e) for i in range(len(columns)) for e in SHIFTS]
+    unknowns = [(i, e) for i in range(len(columns)) for e in shifts]
     images = []
     for i, e in unknowns:
         images.append({(c, (d[0] + e[0], d[1] + e[1])): v for (c, d), v in columns[i].items()})
@@ -229,11 +256,81 @@ def _lattice_weights(target: dict, columns: list[dict], cheapest: bool | None = 
     kernel = [[int(a) for a in row[len(keys):-1]] for row in reduced
               if not any(row[:len(keys)]) and row[-1] == 0]
     best = _shortened(best, kernel)
-    by_shift = _by_shift(unknowns)
+    by_shift = _by_shift(unknowns, shifts)
     if cheapest is not None and (cheaper := _cheapest(best, _kernel_basis(images, keys),
                                                       by_shift, cheapest)):
         best = cheaper
     return dict(zip(unknowns, best, strict=True))
+
+
+class _Weights:
+    """Integer weights q[(i, e)], e in `shifts`, with Σ q·S^e·columns[i] = target, for many
+    targets over the same columns (`_scan`'s 51 per register written last): one LLL of the
+    shifted columns gives a basis of their lattice and a reduced basis of the weights that
+    sum to zero; each target's weights are then an exact solve over the first, rounded to a
+    short vector by Babai's nearest plane over the second, then `_shortened`. For the wide
+    window (`_window`: 125 unknowns for 5x5 kernels) Kannan's embedding, a reduction per
+    target (`_lattice_weights`), would cost the scan a reduction per choice."""
+
+    def __init__(self, columns: list[dict], shifts: Sequence[Offset]):
+        import numpy as np
+        from flint import fmpq_mat
+
+        self.unknowns = [(i, e) for i in range(len(columns)) for e in shifts]
+        images = [{(c, (d[0] + e[0], d[1] + e[1])): v for (c, d), v in columns[i].items()}
+                  for i, e in self.unknowns]
+        self.keys = sorted({k for image in images for k in image})
+        n, nk = len(images), len(self.keys)
+        scale = 1 + 64 * sum(abs(v) for image in images for v in image.values())
+        reduced = _lll([[scale * image.get(k, 0) for k in self.keys]
+                        + [int(j == i) for j in range(n)] for i, image in enumerate(images)])
+        self.kernel = [row[nk:] for row in reduced if not any(row[:nk])]
+        spanning = [row for row in reduced if any(row[:nk])]  # independent: a basis
+        self.image = [[a // scale for a in row[:nk]] for row in spanning]
+        self.lift = [row[nk:] for row in spanning]
+        echelon, rank = fmpq_mat(self.image).rref()
+        self.pivots = [next(j for j in range(nk) if echelon[i, j] != 0) for i in range(rank)]
+        self.inverse = fmpq_mat([[row[j] for j in self.pivots] for row in self.image]).inv()
+        if self.kernel:  # Gram-Schmidt as QR, floats: they only choose what to round to
+            self.ortho, self.upper = np.linalg.qr(np.array(self.kernel, dtype=float).T)
+
+    def weights(self, target: dict) -> dict[tuple[int, Offset], int] | None:
+        """The weights for `target`, or None where it is not in the columns' lattice. Not
+        made cheaper by the integer program `_cheapest`: over 125 unknowns it took 77 s of
+        CPU on a filter with a 5x5 kernel (17 s at 200 nodes) and found nothing cheaper."""
+        from flint import fmpq_mat
+
+        index = {k: j for j, k in enumerate(self.keys)}
+        if any(v and k not in index for k, v in target.items()):
+            return None
+        t = [target.get(k, 0) for k in self.keys]
+        c = (fmpq_mat(1, len(self.pivots), [t[j] for j in self.pivots]) * self.inverse
+             ).entries()
+        if any(x.q != 1 for x in c):
+            return None
+        z = [int(x.p) for x in c]
+        image = [sum(a * row[j] for a, row in zip(z, self.image, strict=True))
+                 for j in range(len(self.keys))]
+        if image != t:  # outside the columns' span
+            return None
+        q = [sum(a * row[j] for a, row in zip(z, self.lift, strict=True))
+             for j in range(len(self.unknowns))]
+        q = _shortened(self._nearest(q), self.kernel)
+        return dict(zip(self.unknowns, q, strict=True))
+
+    def _nearest(self, q: list[int]) -> list[int]:
+        """q minus the zero-sum weights nearest to it (Babai: last basis vector first)."""
+        import numpy as np
+
+        if not self.kernel:
+            return q
+        y = self.ortho.T @ np.array(q, dtype=float)
+        z = [0] * len(self.kernel)
+        for i in reversed(range(len(self.kernel))):
+            rest = y[i] - sum(self.upper[i, j] * z[j] for j in range(i + 1, len(z)))
+            z[i] = round(float(rest / self.upper[i, i]))
+        return [a - sum(zi * row[j] for zi, row in zip(z, self.kernel, strict=True) if zi)
+                for j, a in enumerate(q)]
 
 
 WEIGHT_NODES = 5000
