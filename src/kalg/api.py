@@ -28,7 +28,7 @@ import numpy as np
 
 from kalg.diagnostics import KalgError, ProgramMismatchError, UsageError, VerificationError
 from kalg.kernel import REAL, Kernel
-from kalg.scamp5.isa import REGISTERS, SIMULATED_REGISTERS, Instr, bus_steps
+from kalg.scamp5.isa import REGISTERS, SIMULATED_REGISTERS, Instr, bus_steps, first_undefined_read
 
 __all__ = ["CompileResult", "SimulationResult", "compile", "kalg_text", "simulate"]
 
@@ -326,14 +326,12 @@ def _image(image: Any) -> np.ndarray:
 
 def undefined_read(program: list[Instr], inputs: Sequence[str]) -> str | None:
     """'instruction N (text) reads R before anything writes it' for the first instruction of
-    `program` that reads a register neither an input nor written before it; None if none."""
-    written = set(inputs)
-    for n, instr in enumerate(program, start=1):
-        if unset := [r for r in instr.reads() if r not in written]:
-            return (f"instruction {n} ({instr}) reads {', '.join(unset)} before anything "
-                    "writes it")
-        written.update(instr.writes())
-    return None
+    `program` that reads a register holding no value (`isa.first_undefined_read`); None if
+    none."""
+    if (found := first_undefined_read(program, inputs)) is None:
+        return None
+    n, instr, unset = found
+    return f"instruction {n} ({instr}) reads {', '.join(unset)} before anything writes it"
 
 
 def load_program(program: Any, *, ops: str | None = None,

@@ -305,7 +305,7 @@ class Kernel:
             view = padded[..., r - y: r - y + h, r + x: r + x + w]
             term = np.logical_and(view, c) if s is BOOLEAN else (
                 view * float(c) if s is REAL else view + float(c))
-            out = _np_add(s)(out, term)
+            out = np_add(s)(out, term)
         return out
 
     def __str__(self) -> str:
@@ -313,7 +313,8 @@ class Kernel:
         return "[" + "; ".join(rows) + "]"
 
 
-def _np_add(s: Semiring) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+def np_add(s: Semiring) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """The semiring's ⊕ on numpy arrays, elementwise."""
     return {"real": np.add, "minplus": np.minimum, "maxplus": np.maximum,
             "boolean": np.logical_or}[s.name]
 

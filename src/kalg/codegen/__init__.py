@@ -40,8 +40,8 @@ from kalg.codegen.sequential import sequential
 from kalg.decomp import Decomposition, Op
 from kalg.diagnostics import RegisterPressureError, VerificationError
 from kalg.resources import collector_paused
-from kalg.scamp5.isa import OP_SETS, Instr, bus_steps, op_set_violation
-from kalg.scamp5.symbolic import initial_state, verify_exact, verify_exact_channels
+from kalg.scamp5.isa import OP_SETS, Instr, bus_steps, first_undefined_read, op_set_violation
+from kalg.scamp5.symbolic import verify_exact, verify_exact_channels
 
 __all__ = ["QUICK", "Limits", "Memo", "collector_paused", "cse_filter", "factor_chain",
            "full_filter", "generate", "matrix_channels", "matrix_filter", "pressure_error",
@@ -230,16 +230,10 @@ def _check_defined(program: list[Instr], input_register: str, text: str) -> None
     """Every register read holds a value: the input, or one written since (and not left
     undefined by the instruction that wrote it). Only which registers are defined is tracked:
     `verify_exact` computes the values."""
-    defined = {r for r, v in initial_state(input_register).items() if v is not None}
-    for instr in program:
-        if undefined := [r for r in instr.reads() if r not in defined]:
-            raise VerificationError(f"{instr}: reads undefined register(s) {undefined}",
-                                    program_text=text)
-        for dest, form in instr.effects():
-            if form is None:
-                defined.discard(dest)
-            else:
-                defined.add(dest)
+    if (found := first_undefined_read(program, (input_register,))) is not None:
+        _, instr, undefined = found
+        raise VerificationError(f"{instr}: reads undefined register(s) {undefined}",
+                                program_text=text)
 
 
 def _foreign_register(instr: Instr, registers: Sequence[str]) -> str | None:

@@ -365,12 +365,16 @@ class _Search:
         """The state's estimate, computed once (the estimator memoises by keys as well, but
         building and hashing the key tuple again costs more than keeping the number)."""
         if state.estimate is None:
-            facts = state.facts
-            works = self.scorer.works
-            if (work := works.get(facts.bid)) is None:
-                work = works[facts.bid] = self.est.work_left(facts.bag)
-            state.estimate = self.est.with_pressure(work, len(facts.bag), self.registers)
+            state.estimate = self._bag_estimate(state.facts)
         return state.estimate
+
+    def _bag_estimate(self, facts: _Facts) -> float:
+        """The estimate of a state whose bag has `facts`: the ranking's work left (kept by
+        bag) with this budget's pressure."""
+        works = self.scorer.works
+        if (work := works.get(facts.bid)) is None:
+            work = works[facts.bid] = self.est.work_left(facts.bag)
+        return self.est.with_pressure(work, len(facts.bag), self.registers)
 
     def _expand_level(self, states: list[_State], levels: dict[int, list[_State]]) -> None:
         for state in states:
@@ -399,8 +403,6 @@ class _Search:
         only once it is kept (found, or among the best scored)."""
         scored = []
         tried = 0
-        works = self.scorer.works
-        est = self.est
         ranked = self._ranked(state, focus)
         applied = ranked.applied
         shared = self.bags.after
@@ -435,12 +437,7 @@ class _Search:
             best_g[kid] = g
             if self._hopeless(g, facts):
                 continue
-            # The child's estimate, as `_estimate` makes it (the work left is this ranking's,
-            # kept by bag).
-            if (work := works.get(facts.bid)) is None:
-                work = works[facts.bid] = est.work_left(facts.bag)
-            scored.append((est.with_pressure(work, len(facts.bag), registers), facts.keys,
-                           facts, g, step))
+            scored.append((self._bag_estimate(facts), facts.keys, facts, g, step))
         return scored, tried > 0
 
     def _complete(self, state: _State) -> None:

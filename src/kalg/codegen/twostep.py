@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from itertools import combinations, product
+from typing import NamedTuple
 
 import numpy as np
 
@@ -117,13 +118,30 @@ class _Table:
         return rows, base, (base[None, :] + slopes[None, :] * extra[:, None] % P) % P
 
 
+class _Tables(NamedTuple):
+    """The parts of `TwoStep` that do not depend on the target (`_tables`)."""
+
+    first: _Table
+    """The one-step table."""
+    need: _Table
+    """The needed values' table: the needed value is target / D - rest / D; the rows hold the
+    rest's coefficients over D."""
+    rest: _Table
+    """The rests of D = 0 (not empty)."""
+    zero_rest: bool
+    """Whether some D = 0 has an empty rest."""
+    inverses: dict[int, tuple[np.ndarray, np.ndarray]]
+    """The cache of pair inverses."""
+    bits: np.ndarray
+    """A scratch bitmap."""
+    over: np.ndarray
+    """1 / D per row of `need`: the target's part is target * over."""
+
+
 @functools.lru_cache(maxsize=16)
-def _tables(first_forms: tuple[Shape, ...], last_forms: tuple[Shape, ...]) -> tuple:
+def _tables(first_forms: tuple[Shape, ...], last_forms: tuple[Shape, ...]) -> _Tables:
     """The parts of `TwoStep` that do not depend on the target, made once per instruction set
-    in a process (many small searches share them, `codegen.kept`): the one-step table, the
-    needed values' table (the needed value is target / D - rest / D: the rows hold the rest's
-    coefficients over D, and 1 / D is returned for the target's part), the rests of D = 0, the
-    cache of pair inverses and a scratch bitmap."""
+    in a process (many small searches share them, `codegen.kept`)."""
     first = _Table([tuple(monomial(*t) for t in s) for s in first_forms])
     needs, rests = set(), []
     for shape in last_forms:
@@ -140,9 +158,9 @@ def _tables(first_forms: tuple[Shape, ...], last_forms: tuple[Shape, ...]) -> tu
                     needs.add((inv, tuple(m * inv % P for m in others)))
     unique = sorted(needs)
     inverses: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    return (first, _Table([n for _, n in unique]), _Table(sorted({r for r in rests if r})),
-            any(not r for r in rests), inverses, np.zeros(_MASK + 1, dtype=bool),
-            np.array([i for i, _ in unique], dtype=np.int64))
+    return _Tables(first, _Table([n for _, n in unique]), _Table(sorted({r for r in rests if r})),
+                   any(not r for r in rests), inverses, np.zeros(_MASK + 1, dtype=bool),
+                   np.array([i for i, _ in unique], dtype=np.int64))
 
 
 class TwoStep:
@@ -151,8 +169,9 @@ class TwoStep:
     def __init__(self, first_forms: set[Shape], last_forms: set[Shape], target: int) -> None:
         self.target = target
         tables = _tables(tuple(sorted(first_forms)), tuple(sorted(last_forms)))
-        self.first, self.need, self.rest, self.zero_rest, self.inverses, self.bits = tables[:6]
-        self.bases = target * tables[6] % P
+        self.first, self.need, self.rest = tables.first, tables.need, tables.rest
+        self.zero_rest, self.inverses, self.bits = tables.zero_rest, tables.inverses, tables.bits
+        self.bases = target * tables.over % P
         self.cache: dict[tuple[int, ...], bool] = {}
 
     def possible(self, prints: Sequence[int]) -> bool:

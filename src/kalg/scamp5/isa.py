@@ -19,6 +19,7 @@ Where the spec is silent, kalg chooses (and both simulators follow, since they r
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from enum import StrEnum
 from fractions import Fraction
@@ -411,6 +412,23 @@ def op_set_violation(instr: Instr, op_set: str) -> str | None:
         return None
     arity = f" with {len(instr.args())} arguments" if instr.mnemonic in ("add", "div") else ""
     return f"{instr.mnemonic}{arity} is not in op set '{op_set}'"
+
+
+def first_undefined_read(program: list[Instr], inputs: Sequence[str],
+                         ) -> tuple[int, Instr, list[str]] | None:
+    """(position from 1, instruction, registers) of the first instruction of `program` that
+    reads a register holding no value: neither an input nor written since (a write that
+    leaves its register undefined counts as none); None if every read is defined."""
+    defined = set(inputs)
+    for n, instr in enumerate(program, start=1):
+        if undefined := [r for r in instr.reads() if r not in defined]:
+            return n, instr, undefined
+        for dest, form in instr.effects():
+            if form is None:
+                defined.discard(dest)
+            else:
+                defined.add(dest)
+    return None
 
 
 def bus_steps(program: list[Instr]) -> int:

@@ -27,6 +27,7 @@ than the extracted cost when sub-terms repeat.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -37,7 +38,7 @@ from kalg.decomp import reachable
 from kalg.diagnostics import KalgSemanticError, VerificationError
 from kalg.eqsat import analyses, cost, engine, extract
 from kalg.eqsat.terms import balanced_sum
-from kalg.kernel import BOOLEAN, MINPLUS, REAL, Kernel, Semiring
+from kalg.kernel import BOOLEAN, MINPLUS, REAL, Kernel, Semiring, np_add
 from kalg.targets.cpu.borders import DEFAULT as DEFAULT_BORDER
 from kalg.targets.cpu.borders import Border
 
@@ -715,19 +716,9 @@ def reference(kernel: Kernel, image: np.ndarray, border: Border) -> np.ndarray:
     s, r = kernel.semiring, kernel.radius()
     h, w = image.shape
     padded = border.pad(_exact(image, s), r, r, r, r)
-    if s is BOOLEAN:
-        return kernel.apply(padded)[r: r + h, r: r + w]
-    if s is REAL:
-        out = np.zeros((h, w), dtype=object)
-        for (x, y), c in kernel.entries:
-            out = out + padded[r - y: r - y + h, r + x: r + x + w] * c
-        return out
-    plus = np.minimum if s is MINPLUS else np.maximum  # exact: rational weights, not floats
-    terms = [padded[r - y: r - y + h, r + x: r + x + w] + c for (x, y), c in kernel.entries]
-    out = terms[0]
-    for term in terms[1:]:
-        out = plus(out, term)
-    return out
+    # one correlation for every semiring, on exact values (ints, Fractions, booleans)
+    terms = (s.mul(padded[r - y: r - y + h, r + x: r + x + w], c) for (x, y), c in kernel.entries)
+    return functools.reduce(np_add(s), terms, np.full((h, w), s.zero, dtype=padded.dtype))
 
 
 def format_result(name: str, results: dict[str, CpuResult]) -> str:
