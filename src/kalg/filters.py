@@ -72,15 +72,19 @@ def _choose(candidates: dict[str, dict[str, Decomposition]], outputs: dict,
             deadline: Deadline, large: bool) -> tuple[list[Instr], str, str | None]:
     found, stop = None, None
     pressure: KalgError = _no_joint_program(outputs, registers)
+    single = len(outputs) == 1 and not large  # a large kernel of one output: probed first
     matrix = (codegen.matrix_filter(outputs, registers, input_register, ops)
-              if len(outputs) > 1 else None)
+              if len(outputs) > 1 or single else None)
     try:  # a kernel too large for the code generator still gets the constant-matrix program
         searchable = [portfolio.searchable(c) for c in candidates.values()]
     except KalgError as err:
         searchable, pressure = [], err
     if searchable and len(outputs) <= JOINT_OUTPUTS and (
-            matrix is None or _joint_may_win(candidates[ops], registers, input_register, ops,
-                                             deadline, len(matrix))):
+            matrix is None
+            or (portfolio.search_may_win(candidates, outputs, registers, input_register,
+                                         len(matrix), deadline) if single
+                else _joint_may_win(candidates[ops], registers, input_register, ops, deadline,
+                                    len(matrix)))):
         try:
             program, winner, stop = _joint_program(candidates, outputs, registers,
                                                    input_register, ops, settings, deadline,
@@ -91,6 +95,9 @@ def _choose(candidates: dict[str, dict[str, Decomposition]], outputs: dict,
         except MemoryError:  # the search's, within KALG_MEMORY_MIB (a random 7x7 kernel)
             pressure = ResourceLimitError(MEMORY)
             stop = f"{MEMORY}: the program is the best of the filter's own constructions"
+        except ResourceLimitError as err:  # --timeout before any program: the filter's own
+            pressure, stop = err, f"{err}: the program is the best of the filter's own " \
+                                  "constructions"
     program, winner = _filter_programs(found, outputs, registers, input_register, ops,
                                        settings, deadline, matrix)
     if program is None:

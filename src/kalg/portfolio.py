@@ -311,3 +311,54 @@ def _renamed(program: list[Instr], renaming: dict[str, str], decomp: Decompositi
     moved = [i.renamed(renaming) for i in program]
     verify_exact(moved, decomp.output_kernels(), input_register)
     return moved
+
+
+PROBE_TAPS = 25
+"""A kernel of one output with more taps than this (beyond 5x5) is probed against its
+constant-matrix program before the ladder runs (`search_may_win`)."""
+
+
+def search_may_win(candidates: dict[str, dict[str, Decomposition]], outputs: dict,
+                   registers: tuple[str, ...], input_register: str, bound: int,
+                   deadline=None) -> bool:
+    """Whether the ladder (`best_program`) over `candidates` (by op set) may find a program of
+    one output shorter than `bound` instructions (its constant-matrix program), where that is
+    in doubt; False only where it is clearly not worth the ladder's time.
+
+    On a dense random 7x7 kernel the ladder spent about 60 s (and up to 6 GiB: a MemoryError
+    under KALG_MEMORY_MIB=4096) for programs of 74 instructions and more, where the
+    constant-matrix program has 51 and is made in 0.01 s. Such kernels are recognised in two
+    steps, both counts (deterministic):
+
+    * a gate that costs nothing: more than `PROBE_TAPS` taps, and every candidate has more
+      live values than `bound` (each value is an addition or a halving, a fused macro makes at
+      most two: such candidates are far from a program of `bound` instructions). No kernel of
+      the benchmark or the generality suite passes it (box7: 18 values against 52, gauss7: 38
+      against 557), so their programs and times are unchanged;
+    * a probe: every distinct candidate of every op set screened once (`SCREEN`) on the whole
+      register file, each search stopped beyond `bound + bound // PROBE_SLACK` instructions
+      (the ladder's refines gain less than a quarter on a screen: `programs.LARGE_REFINE_MARGIN`).
+      If none is found within that, the ladder is not run."""
+    if len(outputs) != 1 or max(len(k.trimmed()) for k in outputs.values()) <= PROBE_TAPS:
+        return True
+    jobs = [(op_set, d) for op_set, found in candidates.items()
+            for d in _distinct(searchable(found)).values()]
+    if not jobs or min(len(d.live()) for _, d in jobs) <= bound:
+        return True
+    deadline = deadline or _NoDeadline()
+    longest = bound + bound // PROBE_SLACK
+
+    def probe(i: int) -> bool:
+        op_set, decomposition = jobs[i]
+        if deadline.passed():
+            return False
+        try:
+            return generate_within(decomposition, registers, input_register, op_set, SCREEN,
+                                   deadline, longest=longest) is not None
+        except RegisterPressureError:
+            return False
+    return any(workers.ordered_map(probe, len(jobs)))
+
+
+PROBE_SLACK = 4
+"""`search_may_win`'s probe admits screened programs up to 1/this longer than the bound."""

@@ -53,7 +53,8 @@ class Limits:
     seconds: float | None = None
     """Optional wall-clock cap for one `generate` call. Off by default because it makes the
     result depend on the machine's speed; when it expires, the searches stop with what they
-    have (a search that has found nothing yet still finishes its current level)."""
+    have, and one that has found nothing yet stops too (at the end of its current level; the
+    fallback schedule remains): a user's --timeout is honoured."""
 
 
 QUICK = Limits(beam=12, children=8, moves=16, moves_per_goal=24, expansions=600,
@@ -86,6 +87,10 @@ class Budget:
         """Whether a program (or schedule) of `length` instructions is worth keeping."""
         return self.longest is None or length <= self.longest
 
+    def late(self) -> bool:
+        """Whether the wall-clock cap (`Limits.seconds`, set under --timeout only) has passed:
+        every search of the call then stops, found something or not."""
+        return self.deadline is not None and time.monotonic() > self.deadline
+
     def spent(self) -> bool:
-        late = self.deadline is not None and time.monotonic() > self.deadline
-        return late or self.left <= 0
+        return self.late() or self.left <= 0

@@ -91,9 +91,10 @@ def search(net: Network, registers: int, op_set: str, limits: Limits,
     # Rankings that only add candidates run last, on a budget of their own (one search's
     # expansions): they never take search from the others, so they never lengthen a program.
     for weights in limits.portfolio:
-        if weights.self_difference:
+        if weights.self_difference and not budget.late():
             own = Budget(replace(limits, total_expansions=limits.expansions // 3),
                          budget.longest)
+            own.deadline = budget.deadline  # the call's clock, not a fresh one
             scorer = memo.scorer(net, op_set, weights)
             found += _Search(scorer, registers, limits, input_register, Focus.TOP, own).run()
     return sorted(found, key=lambda s: s.cost)
@@ -340,6 +341,8 @@ class _Search:
         beyond `longest` lead to a schedule within it."""
         if self.longest is not None and g > self.longest:
             self.beyond = True
+            return True
+        if self.budget.late():  # --timeout: stop, found or not (the fallback schedule remains)
             return True
         if not self.found:
             return False

@@ -54,7 +54,7 @@ import numpy as np
 
 from kalg import __version__
 from kalg.targets.cpu.borders import Border
-from kalg.targets.cpu.plan import STRIP, WINDOW_STRIP, CpuPlan, plan_data
+from kalg.targets.cpu.plan import STRIP, WINDOW_STRIP, CpuPlan, direct_taps, plan_data
 
 CACHE_FORMAT = 1
 """Bump when the lowering or the calling convention changes (it is part of the cache key)."""
@@ -114,7 +114,8 @@ def _key(plan: CpuPlan, border: Border, target: hl.Target) -> str:
     text = "\n".join([f"kalg {__version__} format {CACHE_FORMAT} halide {halide_version()}",
                       f"lowering {lowering}",
                       f"target {target}", f"border {border.mode} {border.value!r}",
-                      f"strip {STRIP} window {WINDOW_STRIP}", plan.describe()])
+                      f"strip {STRIP} window {WINDOW_STRIP}",
+                      f"direct {sorted(direct_taps(plan) or ())}", plan.describe()])
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -142,6 +143,7 @@ class Lowering:
                  target: hl.Target) -> None:
         self.values = {int(i): _Value(*v) for i, v in data["values"].items()}
         self.outputs = data["outputs"]
+        self.data_direct = data.get("direct", {})  # output -> taps [dx, dy, w] (plan.direct_taps)
         self.semiring = data["semiring"]
         self.border_mode, self.border_value, self.target = border_mode, border_value, target
         self.boolean = self.semiring == "boolean"
@@ -171,7 +173,9 @@ class Lowering:
                     self.moved.add(base)
 
     def pipeline(self) -> tuple[hl.Pipeline, list[hl.ImageParam]]:
-        outs = [self.expr(v) for v in self.outputs.values()]
+        direct = self.data_direct
+        outs = [self._direct(name, direct[name]) if name in direct else self.expr(v)
+                for name, v in self.outputs.items()]
         out = hl.Func("out")
         x, y = self.x, self.y
         if self.boolean:  # any non-zero byte is true; outputs are exactly 0 or 1
@@ -245,6 +249,43 @@ class Lowering:
             case "prefix":
                 return self._scan(v)
         raise ValueError(f"cannot lower pass {p.op}")
+
+    def _direct(self, name: str, form: dict) -> hl.Expr:
+        """The output as the direct correlation of its kernel, scale · ⊕ over taps [dx, dy, w]
+        of w ⊗ input(p + (dx, dy)): one Func per row of taps (each a balanced ⊕ of its terms,
+        the rows balanced again), the bordered input computed once per strip. Compiles in
+        about the time of one pass, where a Func per pass grows faster than the passes."""
+        x, y = self.x, self.y
+        taps, scale = form["taps"], form["scale"]
+        source = next(i for i, p in self.values.items() if p.op == "input")
+        src = hl.Func(f"direct_in_{name}")
+        src[x, y] = self.func(source)[x, y]
+        self.at_strip.append(src)
+        rows: dict[int, list[hl.Expr]] = {}
+        for dx, dy, w in taps:
+            rows.setdefault(dy, []).append(self._weighted(src[x + dx, y - dy], w))
+        terms = []
+        for dy, row in sorted(rows.items()):
+            f = hl.Func(f"direct_{name}_{dy}".replace("-", "m"))
+            f[x, y] = self._balanced(row)
+            terms.append(f[x, y])
+        total = self._balanced(terms)
+        return total if scale == 1 else total * hl.f32(float(scale))
+
+    def _weighted(self, a: hl.Expr, w) -> hl.Expr:
+        """w ⊗ a: a product (real), an addition (min/max-plus), a itself (Boolean)."""
+        if self.semiring == "real":
+            return a if w == 1 else -a if w == -1 else a * hl.f32(float(w))
+        if self.semiring in ("minplus", "maxplus") and w != 0:
+            return a + hl.f32(float(w))
+        return a
+
+    def _balanced(self, terms: list[hl.Expr]) -> hl.Expr:
+        """⊕ of the terms as a balanced tree (a depth of log n, not n)."""
+        while len(terms) > 1:
+            pairs = [self._plus(terms[i], terms[i + 1]) for i in range(0, len(terms) - 1, 2)]
+            terms = pairs + ([terms[-1]] if len(terms) % 2 else [])
+        return terms[0]
 
     def _plus(self, a: hl.Expr, b: hl.Expr) -> hl.Expr:
         name = self.semiring

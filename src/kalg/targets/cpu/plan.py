@@ -304,7 +304,58 @@ def plan_data(plan: CpuPlan) -> dict:
             "regions": {i: list(m) for i, m in plan.program.regions(outs).items() if i in live}}
     if plan.inputs:  # `input` pass c reads the c-th of these images
         data["inputs"] = list(plan.inputs)
+    if direct := direct_taps(plan):
+        data["direct"] = direct
     return data
 
 
-__all__ = ["CpuPlan", "format_channels", "plan_channels", "plan_data", "plan_outputs"]
+DIRECT_OVER = 96
+"""A plan of more operations per pixel than this is lowered as the direct correlation of its
+kernels (`direct_taps`) where that costs no more operations: the lowering makes a Halide Func
+per pass, and Halide's compile time grows faster than the passes (a random 15x15 kernel, tap by
+tap, 317 passes: 64 s of CPU), while the direct sum is one Func per row of taps (about 2 s).
+Every row of `kalg bench --target cpu` has at most 48, so none is lowered so."""
+
+
+def direct_cost(kernel: Kernel) -> int:
+    """Operations per pixel of the kernel applied tap by tap (`_direct_form`): one ⊕ between
+    taps, a ⊗ per tap that is not the semiring's one (for real kernels, ±1 of the integer
+    kernel: a negated term is a subtraction), and for real kernels one exact scale."""
+    scale, taps = _direct_form(kernel)
+    one = kernel.semiring.one
+    weighted = sum(1 for _, _, c in taps if (abs(c) if kernel.semiring is REAL else c) != one)
+    return max(len(taps) - 1, 0) + weighted + (scale != 1)
+
+
+def _direct_form(kernel: Kernel) -> tuple[Fraction, list[tuple[int, int, object]]]:
+    """The kernel as scale · (taps): for a real kernel, integer taps over its common
+    denominator with their common divisor taken out (as `optimize` does); else scale 1."""
+    entries = kernel.trimmed().entries
+    if kernel.semiring is not REAL or not entries:
+        return Fraction(1), [(dx, dy, c) for (dx, dy), c in entries]
+    values = [Fraction(c) for _, c in entries]
+    scale = Fraction(math.gcd(*(v.numerator for v in values)),
+                     math.lcm(*(v.denominator for v in values)))
+    return scale, [(dx, dy, int(Fraction(c) / scale)) for (dx, dy), c in entries]
+
+
+def direct_taps(plan: CpuPlan) -> dict[str, dict] | None:
+    """Where the plan is to be lowered as direct correlations (`DIRECT_OVER`: over that many
+    operations per pixel, one input, and the direct sums together cost no more than the
+    plan), each output's {"scale": s, "taps": [[dx, dy, weight], ...]} (numbers as ints or
+    floats); else None. The passes are still the plan (verified exactly); the lowered pipeline
+    is checked against the reference correlation like any other (`CpuFilter`)."""
+    if plan.inputs or not plan.kernels or plan.ops() <= DIRECT_OVER:
+        return None
+    if sum(direct_cost(k) for k in plan.kernels.values()) > plan.ops():
+        return None
+
+    def number(c: object) -> object:
+        return c if isinstance(c, int) else float(c)
+    forms = {name: _direct_form(plan.kernels[name]) for name in plan.outputs}
+    return {name: {"scale": number(scale), "taps": [[dx, dy, number(c)] for dx, dy, c in taps]}
+            for name, (scale, taps) in forms.items()}
+
+
+__all__ = ["CpuPlan", "direct_taps", "format_channels", "plan_channels", "plan_data",
+           "plan_outputs"]
