@@ -90,3 +90,93 @@ def test_a_search_that_runs_out_of_memory_falls_back_to_the_constant_matrix_prog
     assert result.stats["candidate"] == filters.MATRIX
     assert any("ran out of memory" in w for w in result.warnings)
     verify_exact(result.program, result.definition.outputs, "A")
+
+
+def test_timeout_is_honoured_on_a_large_kernel_whose_first_search_finds_nothing_in_time():
+    # Regression: `--timeout 3` on a random 9x9 kernel took 9 s: the code generator's search
+    # stopped at the deadline only once it had found a program, and the first search of a
+    # large kernel runs several seconds before it finds one. It now stops, found or not (the
+    # fallback schedule and the constant-matrix program remain), and the result is verified.
+    from kalg.pipeline import Settings, compile_text
+    from kalg.scamp5.symbolic import verify_exact
+
+    start = time.monotonic()
+    result = compile_text(_random_kernel(9, 4), "r.kalg", Settings(timeout=1))
+    assert time.monotonic() - start < 1 + 4  # before: over 5 s of CPU in the first search
+    assert result.verified
+    assert "--timeout 1 s expired" in result.stats["stop reason"]
+    verify_exact(result.program, result.definition.outputs, "A")
+
+
+def test_a_timeout_before_any_program_still_gives_the_constant_matrix_program(monkeypatch):
+    # Regression: when --timeout expired before the candidates' search had any program, kalg
+    # ended with "expired before code generation found a program", though the constant-matrix
+    # program (a fraction of a second) was still to be built
+    import kalg.filters as filters
+    from kalg.diagnostics import ResourceLimitError
+    from kalg.pipeline import compile_text
+    from kalg.scamp5.symbolic import verify_exact
+
+    def late(*args, **kwargs):
+        raise ResourceLimitError("--timeout 1 s expired before code generation found a program")
+
+    monkeypatch.setattr(filters, "_joint_program", late)
+    result = compile_text(_random_kernel(5, 7), "r.kalg")
+    assert result.stats["candidate"] == filters.MATRIX
+    assert any("expired before code generation" in w for w in result.warnings)
+    verify_exact(result.program, result.definition.outputs, "A")
+
+
+def _probe_counted(monkeypatch, found: bool) -> list:
+    """Count the probe's screens (`portfolio.generate_within` with `longest`), each finding a
+    program (`found`) or not."""
+    import kalg.portfolio as portfolio
+
+    calls = []
+    real = portfolio.generate_within
+
+    def counted(decomposition, registers, inp, op_set, limits, deadline, memo=None,
+                longest=None):
+        if longest is None:
+            return real(decomposition, registers, inp, op_set, limits, deadline, memo)
+        calls.append(longest)
+        return [] if found else None
+    monkeypatch.setattr(portfolio, "generate_within", counted)
+    return calls
+
+
+def test_a_dense_7x7_kernel_whose_candidates_cannot_beat_the_matrix_program_skips_the_ladder(
+        monkeypatch):
+    # Regression: a random 7x7 kernel spent about 60 s (and up to 6 GiB, out of memory under
+    # KALG_MEMORY_MIB=4096) in the candidates' ladder, whose screens were 74 instructions and
+    # more, for the constant-matrix program's 51 made in 0.01 s. Candidates with more values
+    # than that program has instructions are now probed first (each screened once, bounded);
+    # here the probe finds nothing within the bound, and the ladder is not run.
+    import kalg.filters as filters
+    from kalg.pipeline import compile_text
+    from kalg.scamp5.symbolic import verify_exact
+
+    calls = _probe_counted(monkeypatch, found=False)
+
+    def never(*args, **kwargs):
+        raise AssertionError("the ladder ran")
+    monkeypatch.setattr(filters, "_joint_program", never)
+    result = compile_text(_random_kernel(7, 1), "r.kalg")
+    assert result.stats["candidate"] == filters.MATRIX
+    assert calls and all(bound == 51 + 51 // 4 for bound in calls)
+    verify_exact(result.program, result.definition.outputs, "A")
+
+
+def test_the_ladder_still_runs_where_the_probe_finds_a_program_within_its_bound(monkeypatch):
+    import kalg.filters as filters
+    from kalg.pipeline import compile_text
+
+    calls = _probe_counted(monkeypatch, found=True)
+    ran = []
+
+    def ladder(*args, **kwargs):
+        ran.append(True)
+        raise MemoryError
+    monkeypatch.setattr(filters, "_joint_program", ladder)
+    result = compile_text(_random_kernel(7, 1), "r.kalg")
+    assert calls and ran and result.stats["candidate"] == filters.MATRIX
