@@ -90,9 +90,23 @@ def exit_at_once() -> None:
     _EXITS_AT_ONCE = True
 
 
+_MANY_COMPILES = False
+
+
+def many_compiles() -> None:
+    """Declare that this process runs many compiles (`kalg bench`): a cache left to the exit
+    (`exit_at_once`) would only be garbage for the compiles after it, held to the end (it
+    grew to `codegen.memo.LEAVE_UNDER_MIB`, 512 MiB, and took that much from every later
+    compile's KALG_MEMORY_MIB headroom), so each compile frees its caches when it ends, as an
+    in-process caller does: the process holds one compile's memory at a time."""
+    global _MANY_COMPILES
+    _MANY_COMPILES = True
+
+
 def exits_at_once() -> bool:
-    """Whether `exit_at_once` was declared (never in an in-process caller: tests, an API)."""
-    return _EXITS_AT_ONCE
+    """Whether `exit_at_once` was declared (never in an in-process caller: tests, an API),
+    and this process compiles once (`many_compiles` was not declared)."""
+    return _EXITS_AT_ONCE and not _MANY_COMPILES
 
 
 def resident_mib() -> float | None:

@@ -53,3 +53,19 @@ def test_a_memo_left_to_the_exit_is_empty_after_release_and_searches_the_same(mo
     finally:
         gc.unfreeze()  # the rest of the test session collects as usual
     assert first == _outcome(decomp, tuple("ABCDEF"), "all")
+
+
+def test_kalg_bench_frees_each_compiles_caches_instead_of_holding_512_mib_of_them(monkeypatch):
+    """Regression: `kalg bench` (many compiles in one process, which ends with os._exit) left
+    every compile's caches to the exit until it held 512 MiB, garbage for the compiles after
+    them and taken from their KALG_MEMORY_MIB headroom; it now frees each compile's caches."""
+    from kalg import resources
+    from kalg.cli import main
+    from kalg.codegen import memo as memo_module
+
+    monkeypatch.setattr(resources, "_EXITS_AT_ONCE", True)
+    monkeypatch.setattr(resources, "_MANY_COMPILES", False)
+    monkeypatch.setattr(memo_module, "_LEFT", [])
+    assert main(["bench", "box3", "--ops", "basic"]) == 0
+    assert resources._MANY_COMPILES and not resources.exits_at_once()
+    assert not memo_module._LEFT  # nothing was left to the exit

@@ -23,7 +23,7 @@ from pathlib import Path
 from kalg import __version__
 from kalg.commands import generality
 from kalg.diagnostics import KalgError, UsageError, VerificationError
-from kalg.resources import bench_suite_path
+from kalg.resources import bench_suite_path, many_compiles
 from kalg.stages import REGISTERS, WIDE
 
 DESCRIPTION = """\
@@ -36,6 +36,11 @@ the totals per op set. Progress goes to stderr.
 
 kalg/Cain compares with Cain's op-set-all figure for op set all; for op set basic with Cain's
 basic figure, else AUKE's (marked "AUKE").
+
+All compiles run in this one process, one after another; each frees its caches when it ends,
+so the run holds one compile's memory at a time (a few hundred MiB on the suites), and a compile
+time includes that freeing (a tenth of a second or so more than a lone `kalg optimize`, which
+leaves its caches to the process's exit).
 
 A kernel that fails to compile is reported in its row and the others still run; the exit status
 is then 1 (3 if a program failed verification, a kalg bug). A suite file is JSON:
@@ -370,6 +375,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--registers {len(args.registers)}: SCAMP-5 has {len(REGISTERS)} "
                          "analogue registers; add --simulated-registers to compile for a "
                          "hypothetical wider register file (simulation only)")
+    many_compiles()  # each compile's caches freed when it ends (`resources.many_compiles`)
     suite = suite_path(args.suite)
     entries = select(load_suite(suite), args.kernels)
     columns = suite_columns(suite)
