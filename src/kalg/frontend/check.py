@@ -183,11 +183,10 @@ def _define(statement: ast.KernelDef | ast.FilterDef, scope: Scope, settings: _S
             outputs[register], errors[register] = approx.approximate(kernel, depth)
             depths[register] = depth
     written = {}
-    if settings.semiring is REAL:
-        for register, (expr, _) in places.items():
-            tree = structure(expr, scope, trees)
-            if tree is not None and register not in errors | unapproximated.keys():
-                written[register] = tree
+    for register, (expr, _) in places.items():  # every semiring (the cpu target's too)
+        tree = structure(expr, scope, trees, settings.semiring)
+        if tree is not None and register not in errors | unapproximated.keys():
+            written[register] = tree
     return Definition(statement.name, kind, outputs, settings.semiring, statement.span,
                       approx_error=errors, approx_depth=depths, exact=exact,
                       unapproximated=unapproximated, border=settings.border,

@@ -62,8 +62,9 @@ class Definition:
     exact_channels: dict[str, dict[str, Kernel]] = field(default_factory=dict)
     """For a filter over several inputs: `channels` before approximation."""
     structure: dict[str, tuple] = field(default_factory=dict)
-    """For outputs written as algebra (real, not approximated): the tree of what was written
-    (`kalg.frontend.structure`), which the optimizer seeds beside the output's matrix."""
+    """For outputs written as algebra (not approximated): the tree of what was written
+    (`kalg.frontend.structure`), which the optimizer seeds beside the output's matrix (real)
+    and the cpu target applies as written where that is cheaper (min/max-plus, Boolean)."""
 
 
 @dataclass(frozen=True, slots=True)

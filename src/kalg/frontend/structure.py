@@ -11,7 +11,7 @@ a candidate the rewrite rules can improve. A tree is a tuple:
 
 Names of earlier kernels stand for their own trees, so a named sub-kernel used twice is the same
 subtree twice (the e-graph shares it). `transpose`, `flip`, `mirror_x` and `mirror_y` are ring
-automorphisms, so they are pushed to the leaves. Real semiring only. Pure Python, no eqsat here.
+automorphisms, so they are pushed to the leaves. Pure Python, no eqsat here.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from fractions import Fraction
 
 from kalg.frontend import ast
 from kalg.frontend.evaluate import MONOMIALS, UNARY_FUNCTIONS, Scope, evaluate
-from kalg.kernel import REAL, Kernel
+from kalg.kernel import REAL, Kernel, Semiring
 
 Tree = tuple
 
@@ -29,10 +29,12 @@ MAX_LEAVES = 64
 """Trees with more leaves than this are not kept (a power like (1 + x)^40 written out)."""
 
 
-def structure(expr: ast.Expr, scope: Scope, trees: Mapping[str, Tree]) -> Tree | None:
-    """The tree of `expr` (already checked by `evaluate`), or None when it is a single leaf,
-    negated or scaled (nothing beyond the matrix), or too large."""
-    tree = _tree(expr, scope, trees)
+def structure(expr: ast.Expr, scope: Scope, trees: Mapping[str, Tree],
+              semiring: Semiring = REAL) -> Tree | None:
+    """The tree of `expr` (already checked by `evaluate` in `semiring`), or None when it is a
+    single leaf, negated or scaled (nothing beyond the matrix), or too large. In min-plus,
+    max-plus and Boolean kernels only ⊕ ("add") and ⊗ ("mul") occur."""
+    tree = _tree(expr, scope, trees, semiring)
     if _bare(tree) or _leaves(tree) > MAX_LEAVES:
         return None
     return tree
@@ -64,9 +66,10 @@ def value(tree: Tree) -> Kernel:
     raise ValueError(f"not a structure tree: {tree[0]}")
 
 
-def _tree(expr: ast.Expr, scope: Scope, trees: Mapping[str, Tree]) -> Tree:
+def _tree(expr: ast.Expr, scope: Scope, trees: Mapping[str, Tree],
+          semiring: Semiring = REAL) -> Tree:
     def go(e: ast.Expr) -> Tree:
-        return _tree(e, scope, trees)
+        return _tree(e, scope, trees, semiring)
 
     match expr:
         case ast.Name(name=name) if name not in MONOMIALS and name in trees:
@@ -81,15 +84,15 @@ def _tree(expr: ast.Expr, scope: Scope, trees: Mapping[str, Tree]) -> Tree:
             return ("neg", go(a))
         case ast.Div(left=a, right=b):
             return ("scale", go(a), 1 / Fraction(evaluate(b, scope, REAL).entries[0][1]))
-        case ast.Pow(base=b, exponent=n) if n >= 1 and len(evaluate(b, scope, REAL)) > 1:
+        case ast.Pow(base=b, exponent=n) if n >= 1 and len(evaluate(b, scope, semiring)) > 1:
             return _power(go(b), n)
         case ast.Call(function=f, arguments=(a,)) if f in UNARY_FUNCTIONS:
             return _mapped(go(a), UNARY_FUNCTIONS[f])
         case ast.Call(function="shift", arguments=(a, _, _)):
             inner = go(a)
-            offset = _offset(value(inner), evaluate(expr, scope, REAL))
+            offset = _offset(value(inner), evaluate(expr, scope, semiring))
             return inner if offset is None else ("mul", ("leaf", offset), inner)
-    return ("leaf", evaluate(expr, scope, REAL))
+    return ("leaf", evaluate(expr, scope, semiring))
 
 
 def _power(base: Tree, n: int) -> Tree:
@@ -105,7 +108,7 @@ def _offset(before: Kernel, after: Kernel) -> Kernel | None:
         return None
     (bx, by), _ = before.trimmed().entries[0]
     (ax, ay), _ = after.trimmed().entries[0]
-    return Kernel.unit(ax - bx, ay - by)
+    return Kernel.unit(ax - bx, ay - by, semiring=after.semiring)
 
 
 def _mapped(tree: Tree, f) -> Tree:

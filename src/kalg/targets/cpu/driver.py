@@ -37,7 +37,8 @@ def optimize(text: str, path: str, settings: Any, output: str | None = None) -> 
         if definition.channels:  # a filter over several inputs
             plan = plan_channels(definition.channels, definition.inputs, limits)
         else:
-            plan = targets.get("cpu").lower(definition.outputs, limits=limits)
+            plan = targets.get("cpu").lower(definition.outputs, limits=limits,
+                                            written=definition.structure)
     except KalgSemanticError as err:  # locate it at the definition
         raise KalgSemanticError(f"'{definition.name}': {err.message}", err.span or definition.span,
                                 err.hint) from None

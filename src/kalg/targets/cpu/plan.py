@@ -72,10 +72,13 @@ class CpuPlan:
 
 
 def plan_outputs(outputs: Mapping[str, Kernel], limits: engine.Limits = DEFAULT_LIMITS,
-                 ) -> CpuPlan:
-    """Optimize every output and merge their passes; raises VerificationError if the merged
+                 written: Mapping[str, tuple] | None = None) -> CpuPlan:
+    """Optimize every output (`written`: the trees of those written as algebra, the
+    definition's `structure`) and merge their passes; raises VerificationError if the merged
     program is wrong for any output (a kalg bug)."""
-    results = {name: optimize_cpu(k, limits) for name, k in sorted(outputs.items())}
+    written = written or {}
+    results = {name: optimize_cpu(k, limits, written=written.get(name))
+               for name, k in sorted(outputs.items())}
     semiring = next(iter(results.values())).kernel.semiring
     shared = Passes(semiring)
     outs = {name: shared.copy(r.program, r.out) for name, r in results.items()}

@@ -225,7 +225,7 @@ def plan_definition(definition: frontend.Definition) -> CpuPlan:
     try:
         if definition.channels:
             return plan_channels(definition.channels, definition.inputs)
-        return plan_outputs(definition.outputs)
+        return plan_outputs(definition.outputs, written=definition.structure)
     except KalgSemanticError as err:
         raise KalgSemanticError(f"'{definition.name}': {err.message}",
                                 err.span or definition.span, err.hint) from None
