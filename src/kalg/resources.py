@@ -93,14 +93,19 @@ def exit_at_once() -> None:
 _MANY_COMPILES = False
 
 
-def many_compiles() -> None:
-    """Declare that this process runs many compiles (`kalg bench`): a cache left to the exit
-    (`exit_at_once`) would only be garbage for the compiles after it, held to the end (it
+@contextmanager
+def many_compiles() -> Iterator[None]:
+    """Within the block this process runs many compiles (`kalg bench`): a cache left to the
+    exit (`exit_at_once`) would only be garbage for the compiles after it, held to the end (it
     grew to `codegen.memo.LEAVE_UNDER_MIB`, 512 MiB, and took that much from every later
     compile's KALG_MEMORY_MIB headroom), so each compile frees its caches when it ends, as an
     in-process caller does: the process holds one compile's memory at a time."""
     global _MANY_COMPILES
-    _MANY_COMPILES = True
+    was, _MANY_COMPILES = _MANY_COMPILES, True
+    try:
+        yield
+    finally:
+        _MANY_COMPILES = was
 
 
 def exits_at_once() -> bool:

@@ -375,13 +375,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--registers {len(args.registers)}: SCAMP-5 has {len(REGISTERS)} "
                          "analogue registers; add --simulated-registers to compile for a "
                          "hypothetical wider register file (simulation only)")
-    many_compiles()  # each compile's caches freed when it ends (`resources.many_compiles`)
     suite = suite_path(args.suite)
     entries = select(load_suite(suite), args.kernels)
     columns = suite_columns(suite)
-    rows = run_suite(entries, OP_SETS[args.ops], args.registers,
-                     progress=lambda line: print(line, file=sys.stderr, flush=True),
-                     target=target, horner="horner" in columns)
+    with many_compiles():  # each compile's caches freed when it ends
+        rows = run_suite(entries, OP_SETS[args.ops], args.registers,
+                         progress=lambda line: print(line, file=sys.stderr, flush=True),
+                         target=target, horner="horner" in columns)
     totals = summarise(rows)
     if columns:
         totals = {ops: t | generality.totals([r for r in rows if r.ops == ops])
