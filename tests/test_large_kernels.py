@@ -132,6 +132,7 @@ def _probe_counted(monkeypatch, found: bool) -> list:
     program (`found`) or not."""
     import kalg.portfolio as portfolio
 
+    monkeypatch.setenv("KALG_WORKERS", "1")  # counted here, not in a forked worker
     calls = []
     real = portfolio.generate_within
 
