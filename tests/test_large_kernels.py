@@ -181,3 +181,23 @@ def test_the_ladder_still_runs_where_the_probe_finds_a_program_within_its_bound(
     monkeypatch.setattr(filters, "_joint_program", ladder)
     result = compile_text(_random_kernel(7, 1), "r.kalg")
     assert calls and ran and result.stats["candidate"] == filters.MATRIX
+
+
+def test_a_random_factorable_9x9_kernel_on_the_large_path_skips_the_ladder_it_cannot_win(
+        monkeypatch):
+    # Regression: a random 9x9 kernel that factors over the integers takes the large path
+    # (direct candidates, 173-178 values each), whose searches ran over two minutes for
+    # programs longer than the constant-matrix program's 84 instructions; probed first, as
+    # the full path's kernels are
+    import kalg.filters as filters
+    from kalg.pipeline import compile_text
+
+    calls = _probe_counted(monkeypatch, found=False)
+
+    def never(*args, **kwargs):
+        raise AssertionError("the large path's searches ran")
+    monkeypatch.setattr(filters, "_joint_program", never)
+    result = compile_text(_random_kernel(9, 4), "r.kalg")
+    assert result.stats["algebra e-graph"].startswith("not run")  # the large path
+    assert result.stats["candidate"] == filters.MATRIX and result.stats["instructions"] == 84
+    assert calls

@@ -72,7 +72,7 @@ def _choose(candidates: dict[str, dict[str, Decomposition]], outputs: dict,
             deadline: Deadline, large: bool) -> tuple[list[Instr], str, str | None]:
     found, stop = None, None
     pressure: KalgError = _no_joint_program(outputs, registers)
-    single = len(outputs) == 1 and not large  # a large kernel of one output: probed first
+    single = len(outputs) == 1  # a large kernel of one output: probed first
     matrix = (codegen.matrix_filter(outputs, registers, input_register, ops)
               if len(outputs) > 1 or single else None)
     try:  # a kernel too large for the code generator still gets the constant-matrix program
