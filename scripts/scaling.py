@@ -161,8 +161,8 @@ class Runner:
     jobs: int = 1
     """Compiles run at the same time (the kernel-count sweep only)."""
     reuse: dict[str, Outcome] = field(default_factory=dict)
-    """Outcomes of an earlier run (--reuse): a compile of the same name and source is taken
-    from here instead of being run again."""
+    """Outcomes of an earlier run (--reuse), by source: a compile of the same .kalg text is
+    taken from here instead of being run again (under this run's name)."""
     done: list[Outcome] = field(default_factory=list)
     """Every outcome of this run, in the order finished (written by --results)."""
     journal: Path | None = None
@@ -197,8 +197,9 @@ class Runner:
 
     def compile(self, name: str, source: str) -> Outcome:
         """Compile one .kalg text; the outcome says how long it took and what came out."""
-        old = self.reuse.get(name)
-        if old is not None and old.source == source:
+        old = self.reuse.get(source)
+        if old is not None:
+            old = Outcome(**{**asdict(old), "name": name})
             print(f"  {name}: reused ({old.instructions or old.failure})", file=sys.stderr)
             self.done.append(old)
             return old
@@ -264,6 +265,8 @@ class CountSweep:
     """alone[j][i]: kernel i of sample j compiled by itself (output in A)."""
     together: dict[tuple[int, int], Outcome]
     """together[(k, j)]: the first k kernels of sample j as one filter."""
+    seed: int = 0
+    """The seed of sample 0 (sample j is drawn from seed + j)."""
 
     def counts(self) -> list[int]:
         return sorted({k for k, _ in self.together})
@@ -282,24 +285,26 @@ def filter_samples(count: int, kernels: int, seed: int) -> list[list[np.ndarray]
 
 
 def count_sweep(samples: list[list[np.ndarray]], registers: int, runner: Runner,
-                max_kernels: int, min_kernels: int = 2) -> CountSweep:
+                max_kernels: int, min_kernels: int = 2, seed: int = 0) -> CountSweep:
     """Each kernel of each sample alone, and the first k kernels of each sample together for
-    k = 1 .. the most the budget allows (k = 1 is the first kernel alone: the same compile)."""
+    k = 1 .. the most the budget allows (k = 1 is the first kernel alone: the same compile).
+    Compiles are named after the budget, `seed` and the sample."""
     most = min(max_kernels, registers)  # every output needs a register of its own
-    print(f"kernel-count sweep: {registers} registers", file=sys.stderr)
-    jobs = [(f"r{registers}_s{j}_alone{i + 1}",
+    print(f"kernel-count sweep: {registers} registers, seed {seed}", file=sys.stderr)
+    tag = f"r{registers}_" + (f"seed{seed}_" if seed else "")
+    jobs = [(f"{tag}s{j}_alone{i + 1}",
              kernel_source(f"random{i + 1}", k, 8, registers))
             for j, ks in enumerate(samples) for i, k in enumerate(ks[:most])]
-    jobs += [(f"r{registers}_s{j}_together{k}",
+    jobs += [(f"{tag}s{j}_together{k}",
               filter_source(f"random1to{k}", ks[:k], 8, registers))
              for k in range(max(min_kernels, 2), most + 1) for j, ks in enumerate(samples)]
     done = runner.compile_all(jobs)
-    alone = [[done[f"r{registers}_s{j}_alone{i + 1}"] for i in range(min(most, len(ks)))]
+    alone = [[done[f"{tag}s{j}_alone{i + 1}"] for i in range(min(most, len(ks)))]
              for j, ks in enumerate(samples)]
     together = {(1, j): alone[j][0] for j in range(len(samples))}
-    together |= {(k, j): done[f"r{registers}_s{j}_together{k}"]
+    together |= {(k, j): done[f"{tag}s{j}_together{k}"]
                  for k in range(max(min_kernels, 2), most + 1) for j in range(len(samples))}
-    return CountSweep(registers, samples, alone, together)
+    return CountSweep(registers, samples, alone, together, seed)
 
 
 def stats(values: list[float]) -> tuple[float, float, float, float] | None:
@@ -384,10 +389,10 @@ def plot_counts(sweeps: list[CountSweep], path: Path) -> None:
             left.errorbar(xs, [st[0] for st in series if st], yerr=[st[1] for st in series if st],
                           fmt=style, color=c, capsize=3,
                           label=f"{s.registers} registers, {label} (mean, sd)")
-        walls = [[s.together[(k, j)].wall for j in samples] for k in ks]
-        right.plot(ks, [np.mean(w) for w in walls], "-o", color=c,
+        cpus = [[s.together[(k, j)].cpu or 0.0 for j in samples] for k in ks]
+        right.plot(ks, [np.mean(w) for w in cpus], "-o", color=c,
                    label=f"{s.registers} registers, together: mean")
-        right.plot(ks, [np.max(w) for w in walls], ":^", color=c,
+        right.plot(ks, [np.max(w) for w in cpus], ":^", color=c,
                    label=f"{s.registers} registers, together: max")
     left.scatter([10, 10], [CAIN_TOGETHER, CAIN_ALONE], marker="*", s=170, color="black",
                  zorder=3, label=f"Cain paper, 18 registers, k = 10\n(together {CAIN_TOGETHER}, "
@@ -398,7 +403,7 @@ def plot_counts(sweeps: list[CountSweep], path: Path) -> None:
              ylabel="instructions")
     right.axhline(30, color="grey", linestyle="--", linewidth=1, label="30 s goal")
     right.set(title="Compile time, together", xlabel="number of kernels k",
-              ylabel="wall seconds")
+              ylabel="CPU seconds (user + system)")
     for ax in (left, right):
         ax.grid(alpha=0.3)
         ax.set_xticks(range(1, most + 1))
@@ -581,7 +586,7 @@ FIXES = [
     "",
     "* *Six outputs on six registers ended in 'no program fits' without saying why*. A filter "
     "with one output per register now gets the program whose last output is made in place "
-    "(`codegen/filling.py`, see 'One output per register') where its form allows, and "
+    "(`codegen/filling.py`, see 'Six outputs on six registers') where its form allows, and "
     "otherwise an error that states what the output written last would have to be.",
     "* *Outputs one at a time* also try the heaviest output first, and each output's e-graph is "
     "searched once for all its stages. The contract is tested on random filters: a filter is "
@@ -589,8 +594,70 @@ FIXES = [
     "(where every stage fits). Tried and dropped: dividing the input once and compiling every "
     "output's 8·K from the shared s (each stage's own compile loses div's free negated copies: "
     "81, 95 and 67 instructions against 62, 89 and 51 on three filters of k = 4 and 5).",
+    "",
+    "The fourth and later runs (issue 12, items 1-3) changed:",
+    "",
+    "* *Four and five kernels together were longer than each compiled alone* (1.25 at k = 5 "
+    "on 6 registers): the last outputs, with one or two pool registers, were long sums of s. "
+    "Later outputs now reuse finished ones (K = Σ q_j·K_j + R, small integer q_j) and, where "
+    "registers are short, every output order is ranked by a dry build (`codegen/matrix.py`).",
+    "* *Six kernels on six registers had no program*: the output written last is now made in "
+    "place from the others at several shifts, with integer weights from an LLL-reduced lattice "
+    "(`codegen/filling.py`; 'Six outputs on six registers' above).",
+    "* *Compiles of two and three outputs took up to 68 s*: the joint decomposition's whole "
+    "register ladder now runs only where a one-screen probe is within 2 instructions of the "
+    "shared matrix's program (`filters.JOINT_PROBE_SLACK`), and filters of more than three "
+    "outputs build no e-graph for a joint decomposition (`candidates.JOINT_OUTPUTS`).",
 ]
 """What this study found and what was changed (measured with the command in the header)."""
+
+
+SIX_OUTPUTS = [
+    "## Six outputs on six registers",
+    "",
+    "With one output per register every register ends holding an output, and two facts "
+    "shape the programs (the 6-register rows at k = 6 above):",
+    "",
+    "* **No sequence of the outputs' own programs exists from k = 5 on (op set all).** Cain's "
+    "one-at-a-time protocol compiles each output in turn with the registers the earlier ones "
+    "leave free, the input kept until the last. A halving needs `div` or `diva`, which write "
+    "three registers; the fourth of five outputs (the fifth of six) is made with only two "
+    "registers writable besides the kept input, so it cannot be a kernel with a coefficient "
+    "that is not an integer (every random filter here has one), and the sixth of six has the "
+    "input's register alone, where only shifts of the input can be made. "
+    "`scripts/sequence_baseline.py` says where each filter's sequence stops. So at k = 6 the "
+    "'one at a time' column (each kernel alone with the whole register file, summed) is a "
+    "comparison, not a program: nothing leaves six outputs in six registers that way.",
+    "* **The output written last is S^d·v + Σ q·K.** Take the moment t after which five "
+    "registers hold their final outputs; from then on only the sixth, L, may be written. "
+    "The instructions that write one register and keep what it held are `add(L, L, R)`, "
+    "`add(L, L, R, R')`, `sub(L, L, R)`, `movx(L, L, d)`, `mov2x(L, L, d, d')`, "
+    "`addx(L, L, R, d)`, `add2x`, `subx(L, L, d, R)` and `sub2x` (`neg(L, L)`, `sub(L, R, L)`, "
+    "`divq(L, L)` and `add(L, L, L)` break the operand rules; `div` and `diva` write three "
+    "registers; `mov`, `neg`, `res` or `add(L, R, R')` forget what L held). So what L held at "
+    "t, v, is only shifted, and the other outputs are added or subtracted at shifts a whole "
+    "number of times: K_L = S^d·v + Σ_{j,e} q_{j,e}·S^e·K_j with integer q, or the same "
+    "without v.",
+    "",
+    "kalg's construction (`codegen/filling.py`): the other five by the constant-matrix "
+    "program (`codegen/matrix.py`) with v kept in L (v = 0, or ±s where s = input/8, div's "
+    "value and its negated copy), then L in place. The weights q for every choice of L, v and "
+    "d are the nearest lattice point found by LLL (python-flint) over the 3x3 shifts, and over "
+    "the box of every kernel's taps where a kernel is larger; the cheapest choices by the "
+    "walk's estimate are built and their weights improved by a bounded integer program "
+    "(HiGHS, a node count, so deterministic); the shortest verified program wins. The "
+    "register written last is the cheapest one, not always the input's A: which register is "
+    "written last is invisible in the result (each output ends in its register, verified), "
+    "and forcing A costs instructions.",
+    "",
+    "Why it stays long: the tail after t costs about the size of q, and five random 3x3 "
+    "kernels generate the unit ideal of Z[x^±1, y^±1] only with large weights. This is not a "
+    "proof that the kernels-alone sum is out of reach: a program may let the fifth output and "
+    "L read each other while both are made (Euclid-like exchanges, whose coefficients grow "
+    "geometrically), or borrow a finished register and restore it, and kalg does not search "
+    "those.",
+]
+"""The six-output case: what any program must look like, and what kalg builds."""
 
 
 def failures_section(outcomes: list[Outcome]) -> list[str]:
@@ -633,7 +700,8 @@ def count_commentary(sweeps: list[CountSweep]) -> list[str]:
         last = [r for r in rows if r["ratio"] is not None][-1]
         worst = max(r["seconds"][3] for r in rows if r["seconds"])
         worst_cpu = max((r["cpu"][3] for r in rows if r["cpu"]), default=float("nan"))
-        text = (f"* {s.registers} registers: at k = {last['k']} (the largest k with both "
+        seed = f", seed {s.seed}" if s.seed else ""
+        text = (f"* {s.registers} registers{seed}: at k = {last['k']} (the largest k with both "
                 f"numbers) together is "
                 f"{spread(last['together'])} instructions (mean ± sd, min-max over "
                 f"{len(s.filters)} filters) against {spread(last['alone'])} one at a time, "
@@ -683,12 +751,17 @@ def size_section(sizes: list[int], size_results: dict[str, list[Outcome]],
 
 def write_report(out: Path, args: argparse.Namespace, sizes: list[int],
                  size_results: dict[str, list[Outcome]], kernels: list[np.ndarray],
-                 sweeps: list[CountSweep]) -> None:
+                 sweeps: list[CountSweep], fresh: list[CountSweep] = ()) -> None:
     command = (f"PYTHONPATH=src python scripts/scaling.py --out {args.out} "
                f"--max-size {args.max_size} --min-kernels {args.min_kernels} "
                f"--max-kernels {args.max_kernels} "
-               f"--filters {args.filters} --seed {args.seed} --timeout {args.timeout:g} "
-               f"--memory-gib {args.memory_gib:g} --jobs {args.jobs}")
+               f"--filters {args.filters} --seed {args.seed} "
+               + "".join(f"--fresh-seed {s} " for s in args.fresh_seed or ())
+               + f"--timeout {args.timeout:g} --memory-gib {args.memory_gib:g} "
+               f"--jobs {args.jobs}"
+               + "".join(f" --registers {r}" for r in args.registers or ())
+               + (" --skip-size" if args.skip_size else "")
+               + (" --sequence SEQUENCE.jsonl" if args.sequence else ""))
     report = out / "scaling.md"
     previous = report.read_text(encoding="utf-8") if report.exists() else ""
     every = [o for r in size_results.values() for o in r]
@@ -724,7 +797,8 @@ def write_report(out: Path, args: argparse.Namespace, sizes: list[int],
         "standard deviation (min-max) over the samples; the ratio is the sum of together over "
         "the sum of one at a time. With 6 registers (A..F) at most 6 kernels fit (each output "
         "needs its register); with six, the output written last is made in place from the "
-        "others (see 'One output per register' below), which random kernels do not allow. "
+        "others (see 'Six outputs on six registers' below), and the kernels compiled alone, "
+        "summed, are no longer a program: a comparison, not a baseline that exists. "
         "The 18-register rows are for target `scamp5_wide`, a SIMULATED register file "
         "wider than the device's (as in the Cain paper's study): those programs are verified "
         "in kalg's simulators but cannot run on a SCAMP-5.",
@@ -737,10 +811,15 @@ def write_report(out: Path, args: argparse.Namespace, sizes: list[int],
                   *count_table(s), ""]
         if s.registers == 6 and args.sequence:
             lines += [*sequence_table(s, Path(args.sequence)), ""]
+        for f in (f for f in fresh if f.registers == s.registers):
+            lines += [f"Fresh filters, {s.registers} registers: the same protocol on the "
+                      f"samples of seed {f.seed} (sample j from `default_rng({f.seed} + j)`), "
+                      "a draw no file of the project holds:", "", *count_table(f), ""]
     lines += ["The kernels of sample 0 (seed " + str(args.seed) + "):", "",
               *kernels_block(kernels), "",
+              *SIX_OUTPUTS, "",
               "## What the numbers show", "",
-              *size_commentary(sizes, size_results), *count_commentary(sweeps), "",
+              *size_commentary(sizes, size_results), *count_commentary([*sweeps, *fresh]), "",
               "## Failures", "", *failures_section(every), "",
               "## Fixes made for this study", "", *FIXES, ""]
     (out / "scaling.md").write_text("\n".join(lines), encoding="utf-8")
@@ -757,6 +836,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="fewest kernels compiled together (rows below it are left out)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random kernels")
     p.add_argument("--filters", type=int, default=10, help="random filters per kernel count")
+    p.add_argument("--fresh-seed", type=int, action="append", metavar="SEED",
+                   help="also sweep the kernel counts on the filters of this seed (repeatable): "
+                        "a second draw, tabled beside the first")
     p.add_argument("--jobs", type=int, default=1,
                    help="compiles at a time in the kernel-count sweep (default 1)")
     p.add_argument("--skip-size", action="store_true",
@@ -797,14 +879,14 @@ def save_outcomes(outcomes: list[Outcome], path: Path) -> None:
 
 
 def load_outcomes(paths: list[str]) -> dict[str, Outcome]:
-    """name -> outcome from --results files (a later file wins)."""
+    """source -> outcome from --results files (a later file wins)."""
     found: dict[str, Outcome] = {}
     for path in paths:
         text = Path(path).read_text(encoding="utf-8")
         items = ([json.loads(line) for line in text.splitlines() if line.strip()]
                  if path.endswith(".jsonl") else json.loads(text))
         for item in items:
-            found[item["name"]] = Outcome(**item)
+            found[item["source"]] = Outcome(**item)
     return found
 
 
@@ -851,12 +933,15 @@ def main(argv: list[str] | None = None) -> int:
         size_results = {} if args.skip_size else size_sweep(sizes, runner)
         sweeps = [count_sweep(samples, r, runner, args.max_kernels, args.min_kernels)
                   for r in args.registers or BUDGETS]
+        fresh = [count_sweep(filter_samples(args.filters, args.max_kernels, seed), r, runner,
+                             args.max_kernels, args.min_kernels, seed)
+                 for seed in args.fresh_seed or () for r in args.registers or BUDGETS]
     if args.results:
         save_outcomes(runner.done, Path(args.results))
     if size_results:
         plot_sizes(sizes, size_results, out / "scaling_size.png")
     plot_counts(sweeps, out / "scaling_kernels.png")
-    write_report(out, args, sizes, size_results, kernels, sweeps)
+    write_report(out, args, sizes, size_results, kernels, sweeps, fresh)
     print(f"wrote {out / 'scaling.md'}, {out / 'scaling_size.png'}, "
           f"{out / 'scaling_kernels.png'}", file=sys.stderr)
     return 0
