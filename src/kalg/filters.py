@@ -73,8 +73,7 @@ def _choose(candidates: dict[str, dict[str, Decomposition]], outputs: dict,
     found, stop = None, None
     pressure: KalgError = _no_joint_program(outputs, registers)
     single = len(outputs) == 1  # a large kernel of one output: probed first
-    matrix = (codegen.matrix_filter(outputs, registers, input_register, ops)
-              if len(outputs) > 1 or single else None)
+    matrix = codegen.matrix_filter(outputs, registers, input_register, ops)
     try:  # a kernel too large for the code generator still gets the constant-matrix program
         searchable = [portfolio.searchable(c) for c in candidates.values()]
     except KalgError as err:
