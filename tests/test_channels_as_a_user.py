@@ -109,6 +109,16 @@ def test_a_zero_output_of_a_channel_filter_is_cleared_not_a_failed_verification(
     verify_exact_channels(result.program, result.kernels, ("A", "B"))
 
 
+def test_a_channel_output_approximated_to_zero_says_the_approximation_made_it_zero(capsys,
+                                                                                  tmp_path):
+    # cleared with `res` like an output written as zero, though the user wrote weights
+    code, err = located_error(capsys, tmp_path, TWO + "approx depth 4\n"
+                              "filter f = [C: A - B, D: 0.001 * A + 0.002 * B]\n")
+    assert code == 1
+    assert err.startswith("f.kalg:3:1: error: 'f' output D approximated at depth 4 is zero")
+    assert "raise the approximation's depth" in err
+
+
 def test_a_zero_output_of_a_filter_compiles_to_clearing_its_register(capsys, tmp_path):
     # "'f' output C is the zero kernel: there is nothing to compute": a layer may well have
     # an output of zero weights; a zero kernel alone stays an error (test_user_rough_edges)

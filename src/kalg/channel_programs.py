@@ -16,7 +16,12 @@ from kalg.channel_stages import staged_program
 from kalg.channels import common_mix
 from kalg.clock import Clock
 from kalg.decomp import Decomposition, Op, Value
-from kalg.diagnostics import RegisterPressureError, ResourceLimitError, UsageError
+from kalg.diagnostics import (
+    KalgSemanticError,
+    RegisterPressureError,
+    ResourceLimitError,
+    UsageError,
+)
 from kalg.eqsat.channels import channel_terms
 from kalg.eqsat.optimize import direct_decomposition, optimize
 from kalg.filters import MATRIX, choose_program
@@ -44,6 +49,12 @@ def shortest_program(definition: frontend.Definition, registers: tuple[str, ...]
     (located at the definition) when none fits `registers`."""
     zeros = tuple(o for o, parts in definition.channels.items()
                   if not any(k.trimmed().entries for k in parts.values()))
+    if rounded := [o for o in zeros if o in definition.approx_depth]:
+        raise KalgSemanticError(
+            f"'{definition.name}' output {rounded[0]} approximated at depth "
+            f"{definition.approx_depth[rounded[0]]} is zero on every input: every coefficient "
+            f"rounds to 0 (largest error {definition.approx_error[rounded[0]]})",
+            definition.span, "raise the approximation's depth (or give a max_error)")
     rest = {o: p for o, p in definition.channels.items() if o not in zeros}
     program, winner = [], CLEARED
     if rest:
