@@ -67,9 +67,22 @@ class CompileResult:
         return sorted({r for i in self.program for r in i.registers()})
 
     @property
-    def kernels(self) -> dict[str, Kernel]:
-        """Output register → the exact kernel the program computes there."""
-        return dict(self.definition.outputs) if self.definition is not None else {}
+    def kernels(self) -> dict[str, Kernel] | dict[str, dict[str, Kernel]]:
+        """Output register → the exact kernel the program computes there; for a filter over
+        several inputs, output register → input register → kernel (`inputs` names them)."""
+        if self.definition is None:
+            return {}
+        if self.definition.channels:
+            return {o: dict(parts) for o, parts in self.definition.channels.items()}
+        return dict(self.definition.outputs)
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """The input registers the program reads: several for a filter over several inputs
+        (in the order of the target block's `input:`), else the one input register."""
+        if self.definition is not None and self.definition.channels:
+            return tuple(self.definition.inputs)
+        return (self.input_register,)
 
     def __str__(self) -> str:
         return self.text
@@ -86,6 +99,9 @@ class SimulationResult:
     interior: tuple[slice, slice]
     input_register: str
     noisy: dict[str, np.ndarray] | None = None
+    inputs: tuple[str, ...] = ()
+    """For a filter over several inputs, its input registers (then `input_register` is the
+    first of them)."""
 
 
 def compile(source: Any, *, name: str | None = None, target: str | None = None,
@@ -287,14 +303,22 @@ def simulate(program: Any, kernel: Any, image: Any = None, *, name: str | None =
     `program`: a `CompileResult`, a list of instructions, program text or a .scamp5 path.
     `kernel`: what `compile` accepts as a source (a .kalg path or text, an array, a mapping),
     or a `CompileResult` (its definition). `image`: a 2-D array (default: random 256x256 grey
-    levels from `seed`). `noise`: a `NoiseModel` for an extra, noisy run (`noisy` in the result).
-    Raises `ProgramMismatchError` when the program does not compute the kernel (exactly, or on
-    the image's interior), saying which register differs and where.
+    levels from `seed`); for a filter over several inputs an HxWxC array (C inputs, in the
+    order of `input:`), C 2-D arrays or a mapping input → 2-D array (default: random grey
+    levels per input from `seed`, `seed + 1`, ...). `noise`: a `NoiseModel` for an extra, noisy
+    run (`noisy` in the result; one input only). Raises `ProgramMismatchError` when the program
+    does not compute the kernel (exactly, or on the image's interior), saying which register
+    differs and where.
     """
     from kalg.scamp5.simulator import footprint
     from kalg.scamp5.simulator import simulate as run
 
     instructions = load_program(program, ops=ops, simulated_registers=simulated_registers)
+    if (channels := load_channel_targets(kernel, name=name)) is not None:
+        if noise is not None or input is not None:
+            raise UsageError("a filter over several inputs is simulated without noise= and "
+                             "input= (its inputs are the target block's)")
+        return _simulate_channels(instructions, *channels, image, seed)
     targets, input_register = load_targets(kernel, name=name, input=input)
     img = (np.random.default_rng(seed).integers(0, 256, size=(256, 256)).astype(np.float64)
            if image is None else _image(image))
@@ -310,6 +334,36 @@ def simulate(program: Any, kernel: Any, image: Any = None, *, name: str | None =
         noisy = {r: result[r] for r in targets}
     return SimulationResult({r: outputs[r] for r in sorted(targets)}, reference, worst,
                             (rows, cols), input_register, noisy)
+
+
+def _simulate_channels(program: list[Instr], targets: dict[str, dict[str, Kernel]],
+                       inputs: tuple[str, ...], image: Any, seed: int) -> SimulationResult:
+    """`simulate` for a filter over several inputs: `check_channel_program`, then the outputs
+    as the sum of one run per input with the others cleared (every instruction is linear)."""
+    from kalg.scamp5.isa import Res
+    from kalg.scamp5.simulator import footprint
+    from kalg.scamp5.simulator import simulate as run
+    from kalg.targets.cpu.runner import channel_planes
+
+    if image is None:
+        images = {c: np.random.default_rng(seed + i).integers(0, 256, size=(256, 256))
+                  .astype(np.float64) for i, c in enumerate(inputs)}
+    else:
+        images = {c: p.astype(np.float64)
+                  for c, p in zip(inputs, channel_planes(image, inputs), strict=True)}
+    check_channel_program(program, targets, inputs, images)
+    outputs: dict[str, np.ndarray] = {}
+    for c in inputs:
+        result = run([*(Res(o) for o in inputs if o != c), *program], images[c], c)
+        for r in targets:
+            outputs[r] = outputs.get(r, 0) + result[r]
+    reference = {r: sum((k.apply(images[c]) for c, k in parts.items()),
+                        np.zeros_like(images[inputs[0]])) for r, parts in targets.items()}
+    rows, cols = footprint(program).interior(images[inputs[0]].shape)
+    worst = {r: float(np.max(np.abs(outputs[r][rows, cols] - reference[r][rows, cols])))
+             for r in sorted(targets)}
+    return SimulationResult({r: outputs[r] for r in sorted(targets)}, reference, worst,
+                            (rows, cols), inputs[0], inputs=inputs)
 
 
 def _image(image: Any) -> np.ndarray:
@@ -360,6 +414,53 @@ def load_program(program: Any, *, ops: str | None = None,
                     f".scamp5 path, not {type(program).__name__}")
 
 
+def load_channel_targets(kernel: Any, *, name: str | None = None,
+                         ) -> tuple[dict[str, dict[str, Kernel]], tuple[str, ...]] | None:
+    """(output → input → kernel, the inputs) when `kernel` is a filter over several inputs,
+    else None."""
+    if isinstance(kernel, CompileResult):
+        definition = kernel.definition
+    else:
+        from kalg import frontend
+
+        definition = frontend.load_text(*_source_text(kernel)).definition(name)
+    if definition is None or not definition.channels:
+        return None
+    return ({o: dict(parts) for o, parts in definition.channels.items()},
+            tuple(definition.inputs))
+
+
+def check_channel_program(program: list[Instr], targets: Mapping[str, Mapping[str, Kernel]],
+                          inputs: tuple[str, ...], images: Mapping[str, np.ndarray],
+                          ) -> dict[str, float]:
+    """`check_program` for a filter over several inputs: exactly on every input, then on the
+    interior of `images` (input → image). Returns each output's largest absolute error; raises
+    `ProgramMismatchError` (details: which check failed) saying where the program differs."""
+    from kalg.scamp5.simulator import verify_numeric_channels
+    from kalg.scamp5.symbolic import verify_exact_channels
+
+    problems: dict[str, str] = {}
+    worst: dict[str, float] = {}
+    try:
+        verify_exact_channels(program, targets, inputs)
+    except VerificationError as err:
+        problems["exact"] = err.message
+    try:
+        worst = verify_numeric_channels(program, targets, images)
+    except VerificationError as err:
+        problems["numeric"] = err.message
+    if problems:
+        if (unset := undefined_read(program, inputs)) is not None:
+            problems["undefined"] = unset
+        raise ProgramMismatchError(
+            "the program does not compute the filter: " + "; ".join(problems.values()),
+            hint="check that --kernel names the definition the program was made for; a "
+                 "program kalg prints is verified as it is made, so an unedited one fails "
+                 "here only with another filter",
+            details=problems)
+    return worst
+
+
 def load_targets(kernel: Any, *, name: str | None = None,
                  input: str | None = None) -> tuple[dict[str, Kernel], str]:
     """Output register → kernel, and the input register, of any kernel source."""
@@ -368,10 +469,12 @@ def load_targets(kernel: Any, *, name: str | None = None,
     if isinstance(kernel, CompileResult):
         if kernel.definition is None:
             raise KalgError("this CompileResult has no definition (it stopped before 'kernels')")
+        _one_input(kernel.definition)
         return dict(kernel.definition.outputs), input or kernel.input_register
     text, path = _source_text(kernel)
     module = frontend.load_text(text, path)
     definition = module.definition(name)
+    _one_input(definition)
     if definition.semiring is not REAL:
         raise KalgError(f"{definition.name} is a {definition.semiring.name} kernel; SCAMP-5's "
                         "analogue registers compute real (+, ×) kernels only")
@@ -379,6 +482,15 @@ def load_targets(kernel: Any, *, name: str | None = None,
     if input and definition.kind == "kernel":
         outputs = {input: outputs[module.target.input]}
     return outputs, input or module.target.input
+
+
+def _one_input(definition: Any) -> None:
+    """Refuse a filter over several inputs where one input is expected (its `outputs` are
+    empty: checking them would check nothing)."""
+    if definition.channels:
+        raise KalgError(f"'{definition.name}' reads several inputs "
+                        f"({' '.join(definition.inputs)}): check it with simulate(), which "
+                        "takes an image per input")
 
 
 def check_program(program: list[Instr], targets: Mapping[str, Kernel], image: np.ndarray,

@@ -8,19 +8,27 @@ The shortest is kept, verified exactly on every input.
 
 from __future__ import annotations
 
+import dataclasses
+
 from kalg import codegen, frontend, portfolio
 from kalg.candidates import search, search_options
 from kalg.channel_stages import staged_program
 from kalg.channels import common_mix
 from kalg.clock import Clock
 from kalg.decomp import Decomposition, Op, Value
-from kalg.diagnostics import RegisterPressureError, ResourceLimitError
+from kalg.diagnostics import (
+    KalgSemanticError,
+    RegisterPressureError,
+    ResourceLimitError,
+    UsageError,
+)
 from kalg.eqsat.channels import channel_terms
 from kalg.eqsat.optimize import direct_decomposition, optimize
 from kalg.filters import MATRIX, choose_program
+from kalg.frontend.target import WIDE
 from kalg.kernel import REAL, Kernel
 from kalg.programs import SCREEN, best_program
-from kalg.scamp5.isa import OP_SETS, Add, Add3, Instr, Mov, Sub, bus_steps
+from kalg.scamp5.isa import OP_SETS, Add, Add3, Instr, Mov, Res, Sub, bus_steps
 from kalg.scamp5.symbolic import verify_exact_channels
 from kalg.settings import Deadline, Settings
 
@@ -34,23 +42,91 @@ def shortest_program(definition: frontend.Definition, registers: tuple[str, ...]
     output applies its kernel to one mix of the inputs (`channels.common_mix`), the mix
     followed by the ordinary filter compile on it (`_mixed_program`: e-graph and every
     candidate), or each output on its own mix (`_mixes_program`); and stages of one-input
-    programs from one e-graph per channel (`_staged_program`). Each is verified exactly on
-    every input; RegisterPressureError when none fits `registers`."""
+    programs from one e-graph per channel (`_staged_program`). Op set `all` also runs what
+    `basic` runs (a basic program is an `all` program, as in `kalg.portfolio`), so the richer
+    op set is never longer. An output that is zero on every input is cleared (`res`) after
+    the others are made. Each is verified exactly on every input; RegisterPressureError
+    (located at the definition) when none fits `registers`."""
+    zeros = tuple(o for o, parts in definition.channels.items()
+                  if not any(k.trimmed().entries for k in parts.values()))
+    if rounded := [o for o in zeros if o in definition.approx_depth]:
+        raise KalgSemanticError(
+            f"'{definition.name}' output {rounded[0]} approximated at depth "
+            f"{definition.approx_depth[rounded[0]]} is zero on every input: every coefficient "
+            f"rounds to 0 (largest error {definition.approx_error[rounded[0]]})",
+            definition.span, "raise the approximation's depth (or give a max_error)")
+    rest = {o: p for o, p in definition.channels.items() if o not in zeros}
+    program, winner = [], CLEARED
+    if rest:
+        made = dataclasses.replace(definition, channels=rest)
+        found = [_shortest(made, registers, inputs, ops, settings, deadline, clock)]
+        if ops == "all":  # the mixes' filter compiles already run basic (`choose_program`)
+            found.append(_shortest(made, registers, inputs, "basic", settings, deadline,
+                                   clock, found[0] and len(found[0][0]), mixes=False))
+        if all(f is None for f in found):
+            raise RegisterPressureError(
+                f"no program for the {len(definition.channels)} output(s) over the inputs "
+                f"{', '.join(inputs)} fits in {len(registers)} register(s)",
+                span=definition.span,
+                hint="each input needs a register for its divided copy and each output one to "
+                     "accumulate in; give more registers or fewer outputs")
+        program, winner = min((f for f in found if f is not None), key=lambda f: len(f[0]))
+    if zeros:
+        program = [*program, *(Res(o) for o in zeros)]
+        verify_exact_channels(program, definition.channels, inputs)
+        if settings.warn:
+            settings.warn(f"'{definition.name}': output(s) {', '.join(zeros)} zero on every "
+                          "input: the program clears their register(s) (res)")
+    return program, winner
+
+
+def check_budget(definition: frontend.Definition, registers: tuple[str, ...],
+                 universe: tuple[str, ...], target_name: str, settings: Settings) -> None:
+    """Refuse what cannot be compiled for a filter over several inputs, before any search:
+    `--input` (it moves the one input of a kernel; these inputs are the target block's), a
+    register budget without the inputs and outputs, or registers the target does not have.
+    UsageError (exit 2): the file's own block is checked by the front end, so only the
+    command line can cause these."""
+    inputs = definition.inputs
+    if settings.input is not None and settings.input != inputs[0]:
+        raise UsageError(
+            f"'{definition.name}' reads the inputs {' '.join(inputs)} (the target block's "
+            f"'input:'), so --input {settings.input} has nothing to move",
+            hint="leave out --input; list the inputs in the target block, e.g. "
+                 f"'input: {' '.join(inputs)}'")
+    if unknown := [r for r in registers if r not in universe]:
+        raise UsageError(f"register(s) {', '.join(unknown)} are not registers of target "
+                         f"{target_name} ({universe[0]}..{universe[-1]})",
+                         hint=None if target_name == WIDE else
+                         f"use a subset of them, or '--target {WIDE}' for a hypothetical wider "
+                         "register file (in simulation only)")
+    missing = {"output": [o for o in definition.channels if o not in registers],
+               "input": [c for c in inputs if c not in registers]}
+    if said := [f"{', '.join(regs)} {f'is an {role}' if len(regs) == 1 else f'are {role}s'} "
+                f"of '{definition.name}'" for role, regs in missing.items() if regs]:
+        raise UsageError(f"the register budget {' '.join(registers)} must hold every input and "
+                         f"output: {'; '.join(said)}", hint="add them to --registers")
+
+
+CLEARED = "every output zero: its register cleared"
+
+
+def _shortest(definition: frontend.Definition, registers: tuple[str, ...],
+              inputs: tuple[str, ...], ops: str, settings: Settings, deadline: Deadline,
+              clock: Clock, bound: int | None = None, mixes: bool = True,
+              ) -> tuple[list[Instr], str] | None:
+    """`shortest_program` in op set `ops` alone, every output non-zero; None when no program
+    fits (or, given `bound`, none shorter than it). `mixes`: also the constructions on mixes
+    of the inputs."""
     program = codegen.matrix_channels(definition.channels, registers, inputs, ops)
     winner = MATRIX
-    for name, build in ((MIXED, _mixed_program), (MIXES, _mixes_program),
-                        (STAGED, _staged_program)):
-        found = build(definition, registers, inputs, ops, settings, deadline, clock,
-                      len(program) if program is not None else None)
+    builds = ((MIXED, _mixed_program), (MIXES, _mixes_program)) if mixes else ()
+    for name, build in (*builds, (STAGED, _staged_program)):
+        limit = min((n for n in (bound, program and len(program)) if n), default=None)
+        found = build(definition, registers, inputs, ops, settings, deadline, clock, limit)
         if found is not None and (program is None or len(found) < len(program)):
             program, winner = found, name
-    if program is None:
-        raise RegisterPressureError(
-            f"no program for the {len(definition.channels)} output(s) over the inputs "
-            f"{', '.join(inputs)} fits in {len(registers)} register(s)",
-            hint="each input needs a register for its divided copy and each output one to "
-                 "accumulate in; give more registers or fewer outputs")
-    return program, winner
+    return None if program is None else (program, winner)
 
 
 MIXED = "one mix of the inputs, then the filter on it"

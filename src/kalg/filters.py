@@ -9,6 +9,7 @@ place from the others. The shortest wins; ties keep the earlier (deterministic).
 
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 
 from kalg import codegen, portfolio
@@ -18,7 +19,7 @@ from kalg.diagnostics import KalgError, RegisterPressureError, ResourceLimitErro
 from kalg.eqsat.optimize import direct_decomposition, optimize
 from kalg.programs import SCREEN, best_program
 from kalg.scamp5.isa import REGISTERS as SCAMP5_REGISTERS
-from kalg.scamp5.isa import SIMULATED_REGISTERS, Instr, bus_steps
+from kalg.scamp5.isa import SIMULATED_REGISTERS, Instr, Res, bus_steps
 from kalg.settings import Deadline, Settings
 
 MATRIX = "shared matrix"
@@ -328,3 +329,36 @@ def output_stage(reg: str, kernel, free: tuple[str, ...], input_register: str, o
     except (RegisterPressureError, ResourceLimitError):
         return None
     return part
+
+
+CLEARED = "every output zero: its register cleared"
+
+
+def zero_outputs(outputs: dict) -> tuple[str, ...]:
+    """The registers of the outputs that are the zero kernel. Such an output is no output of
+    the search: it is made by clearing its register (`res`) after the others (`cleared`), as
+    the program's last instructions, since the others may use the register meanwhile."""
+    return tuple(sorted(r for r, k in outputs.items() if not k.trimmed().entries))
+
+
+def without_zeros(definition, warn=None) -> tuple:
+    """(`definition`, it without its zero outputs, their registers, the warning that names
+    them, or none): what the search compiles, and what `cleared` adds after it. (A zero
+    `kernel` is refused before: alone, it is a mistake; a filter's zero output is a layer's
+    zero weights.)"""
+    zeros = zero_outputs(definition.outputs)
+    if not zeros:
+        return definition, definition, zeros, []
+    what = (f"output{'s' if len(zeros) > 1 else ''} {', '.join(zeros)} "
+            f"{'are' if len(zeros) > 1 else 'is'}")
+    text = (f"'{definition.name}': {what} zero: the program clears "
+            f"{'its register' if len(zeros) == 1 else 'their registers'} (res)")
+    if warn:
+        warn(text)
+    rest = {r: k for r, k in definition.outputs.items() if r not in zeros}
+    return definition, dataclasses.replace(definition, outputs=rest), zeros, [text]
+
+
+def cleared(program: list[Instr], zeros: tuple[str, ...]) -> list[Instr]:
+    """`program` followed by one `res` per register of `zeros` (both op sets have it)."""
+    return [*program, *(Res(r) for r in zeros)]

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from kalg import candidates as search_stage
-from kalg import channel_programs, frontend
+from kalg import channel_programs, filters, frontend
 from kalg.clock import Clock
 from kalg.codegen import exhaustive as exact
 from kalg.codegen.factored import shortest_chain
@@ -33,6 +33,7 @@ from kalg.kernel import REAL, Kernel
 from kalg.scamp5.isa import REGISTERS as SCAMP5_REGISTERS
 from kalg.scamp5.isa import SIMULATED_REGISTERS, Instr, bus_steps
 from kalg.scamp5.simulator import verify_numeric, verify_numeric_channels
+from kalg.scamp5.symbolic import verify_exact
 from kalg.scamp5.text import format_program
 from kalg.settings import Deadline, Settings
 from kalg.stages import Stage
@@ -100,7 +101,11 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
                                  target_name, clock, settings, deadline)
     _check_compilable(definition, input_register, registers, target_name,
                       from_options=bool(settings.registers or settings.input))
-    warnings = _early_warnings(definition, settings.warn)
+    full, definition, zeros, warnings = filters.without_zeros(definition, settings.warn)
+    if not definition.outputs:
+        return _cleared_result(full, path, ops, registers, input_register, target_name,
+                               warnings, settings.emit)
+    warnings += _early_warnings(definition, settings.warn)
     clock.lap("front end")
     found = search_stage.search(definition, settings, ops, deadline, clock)
     stats = found.stats
@@ -123,6 +128,7 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
                                     input_register, ops, deadline)
     if proof is not None:
         stats["exhaustive search"] = proof
+    program, definition = filters.cleared(program, zeros), full
     clock.lap("exact searches")
     stats["candidate"] = winner
     stats["stop reason"] = stop or "searched every candidate"
@@ -159,11 +165,29 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
     if target_name == WIDE:
         stats["target"] = _WIDE_NOTE
     header = _header(definition, path, ops, registers, input_register, target_name)
-    if proof is not None:
+    if proof is not None and not zeros:
         header.append(f"length: {proof}")
     return Result(Stage.PROGRAM, format_program(program, header=header), stats, program,
                   definition=definition, decomposition=decomposition, verified=True,
                   warnings=warnings, input_register=input_register)
+
+
+def _cleared_result(definition: frontend.Definition, path: str | Path, ops: str,
+                    registers: tuple[str, ...], input_register: str, target_name: str,
+                    warnings: list[str], emit: Stage) -> Result:
+    """The program of a definition whose every output is zero: one `res` each, verified."""
+    if emit is not Stage.PROGRAM:
+        raise KalgError(f"every output of '{definition.name}' is zero: there is no "
+                        f"{emit.value} (its program clears the registers)")
+    program = filters.cleared([], tuple(sorted(definition.outputs)))
+    verify_exact(program, definition.outputs, input_register)
+    image = np.random.default_rng(0).uniform(-1, 1, VERIFY_SHAPE)
+    verify_numeric(program, definition.outputs, image, input_register)
+    stats = _program_stats(program, registers, ops) | {"candidate": filters.CLEARED}
+    header = _header(definition, path, ops, registers, input_register, target_name)
+    return Result(Stage.PROGRAM, format_program(program, header=header), stats, program,
+                  definition=definition, verified=True, warnings=warnings,
+                  input_register=input_register)
 
 
 def verify_shape(outputs: dict[str, Kernel]) -> tuple[int, int]:
@@ -187,11 +211,8 @@ def _compile_channels(definition: frontend.Definition, path: str | Path, emit: S
                         "ast work)")
     for err in definition.unapproximated.values():
         raise err  # SCAMP-5 can only halve: a non-dyadic kernel needs an approx setting
-    universe = SIMULATED_REGISTERS if target_name == WIDE else SCAMP5_REGISTERS
-    if missing := sorted(({*definition.channels, *target.inputs} - set(registers))
-                         | (set(registers) - set(universe))):
-        raise KalgError(f"register(s) {', '.join(missing)} are not in the register budget "
-                        f"{' '.join(registers)} of target {target_name}")
+    channel_programs.check_budget(definition, registers, SIMULATED_REGISTERS if target_name
+                                  == WIDE else SCAMP5_REGISTERS, target_name, settings)
     program, winner = channel_programs.shortest_program(definition, registers, target.inputs,
                                                         ops, settings, deadline, clock)
     clock.lap("codegen")
@@ -272,8 +293,10 @@ def _check_output(definition: frontend.Definition, register: str, kernel: Kernel
                 f"{where} approximated at depth {depth} is the zero kernel: every coefficient "
                 f"rounds to 0 (largest error {definition.approx_error[register]})",
                 definition.span, "raise the approximation's depth (or give a max_error)")
-        raise KalgSemanticError(f"{where} is the zero kernel: there is nothing to compute",
-                                definition.span)
+        if definition.kind == "kernel":
+            raise KalgSemanticError(f"{where} is the zero kernel: there is nothing to compute",
+                                    definition.span)
+        return  # a filter's output zero as written: its register is cleared (`filters.cleared`)
     if kernel.radius() > MAX_REACH:
         raise KalgSemanticError(
             f"{where} reaches {kernel.radius()} pixels from its centre: on SCAMP-5's 256x256 "

@@ -146,10 +146,8 @@ def _run_channels(args: argparse.Namespace, program, targets: dict,
     --seed + 1, ...); --json as for one input."""
     import numpy as np
 
-    from kalg.diagnostics import VerificationError
+    from kalg import api
     from kalg.scamp5.isa import bus_steps
-    from kalg.scamp5.simulator import verify_numeric_channels
-    from kalg.scamp5.symbolic import verify_exact_channels
 
     if args.noise or args.write_result or args.report:
         raise UsageError("for a filter over several inputs, kalg simulate checks the program "
@@ -179,27 +177,15 @@ def _run_channels(args: argparse.Namespace, program, targets: dict,
                  "instructions": len(program), "bus_steps": bus_steps(program),
                  "registers": regs,
                  "program": "\n".join(map(str, program)) + "\n", "image": label}
-    details = {}
     try:
-        verify_exact_channels(program, targets, inputs)
-        out.line(f"exact    ok: every output holds its kernel on every input "
-                 f"({' '.join(sorted(targets))})")
-    except VerificationError as err:
-        out.line("exact    FAILED")
-        details["exact"] = err.message
-    try:
-        worst = verify_numeric_channels(program, targets, images)
-        out.line("numeric  ok: " + ", ".join(f"{r} max abs error {e:.3g}"
-                                             for r, e in worst.items()))
-    except VerificationError as err:
-        out.line("numeric  FAILED")
-        details["numeric"] = err.message
-    if details:
-        from kalg.api import undefined_read
-
-        if (unset := undefined_read(program, inputs)) is not None:
-            details["undefined"] = unset
-        raise ProgramMismatchError("; ".join(details.values()), details=details)
+        worst = api.check_channel_program(program, targets, inputs, images)
+    except ProgramMismatchError as err:
+        for check in ("exact", "numeric"):
+            out.line(f"{check:8} {'FAILED' if check in err.details else 'ok'}")
+        raise
+    out.line(f"exact    ok: every output holds its kernel on every input "
+             f"({' '.join(sorted(targets))})")
+    out.line("numeric  ok: " + ", ".join(f"{r} max abs error {e:.3g}" for r, e in worst.items()))
     out.data |= {"verified": True, "max_abs_error": worst}
     out.finish()
     return 0

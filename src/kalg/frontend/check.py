@@ -61,9 +61,9 @@ def check(program: ast.Program) -> Module:
         elif isinstance(statement, ast.BorderSetting):
             defaults = replace(defaults, border=_border(statement))
         elif isinstance(statement, ast.KernelDef | ast.FilterDef):
-            _check_new_name(statement, definitions)
+            _check_new_name(statement, definitions, target.inputs)
             filters = frozenset(n for n, d in definitions.items() if d.kind == "filter")
-            scope = Scope(kernels, filters, lines, statement.name)
+            scope = Scope(kernels, filters, lines, statement.name, inputs=target.inputs)
             settings = _own_settings(statement.settings, defaults)
             definition = _define(statement, scope, settings, target, trees)
             definitions[statement.name] = definition
@@ -78,11 +78,16 @@ def check(program: ast.Program) -> Module:
 
 # ----------------------------------------------------------------------- names
 def _check_new_name(statement: ast.KernelDef | ast.FilterDef,
-                    definitions: dict[str, Definition]) -> None:
+                    definitions: dict[str, Definition], inputs: tuple[str, ...]) -> None:
     name = statement.name
     if name in MONOMIALS:
         raise KalgSemanticError(f"{name!r} is the built-in monomial {name}: choose another name",
                                 statement.name_span)
+    if name in inputs:  # several inputs: in a filter's outputs the name denotes the input
+        raise KalgSemanticError(
+            f"{name!r} names an input of the target (input: {' '.join(inputs)}): in a "
+            f"filter's outputs {name} denotes that input, so a definition cannot take its "
+            "name; choose another", statement.name_span)
     if (earlier := definitions.get(name)) is not None:
         raise KalgSemanticError(f"{name!r} is already defined on line {earlier.span.line}",
                                 statement.name_span)
@@ -200,6 +205,15 @@ def _channel_filter(statement: ast.FilterDef, places: dict[str, tuple[ast.Expr, 
     with the located error SCAMP-5 raises when no approx setting applies."""
     scope = replace(scope, channels=frozenset(target.inputs))
     what = f"filter {statement.name!r}"
+    if settings.semiring is not REAL:
+        own = next((s.span for s in statement.settings if isinstance(s, ast.SemiringSetting)),
+                   None)
+        raise KalgSemanticError(
+            f"{what} reads several inputs: its outputs are real sums of kernels applied to "
+            f"the inputs, so it cannot be {settings.semiring.name}", own or statement.name_span,
+            hint=f"remove 'semiring {settings.semiring.name}' from this filter" if own else
+            f"the line 'semiring {settings.semiring.name}' before it sets its semiring: add "
+            "'with semiring real' to the filter, or move that line after it")
     exact: dict[str, dict[str, Kernel]] = {}
     channels: dict[str, dict[str, Kernel]] = {}
     errors, depths, unapproximated = {}, {}, {}

@@ -58,6 +58,8 @@ class Scope:
     current: str | None = None
     channels: frozenset[str] = frozenset()
     """Input registers that name input channels here (a filter over several inputs)."""
+    inputs: tuple[str, ...] = ()
+    """The file's input registers where it has several (named only in a filter's outputs)."""
 
 
 def evaluate(expr: ast.Expr, scope: Scope, semiring: Semiring = REAL) -> Kernel:
@@ -110,11 +112,29 @@ def _unknown_name(name: str, scope: Scope) -> KalgSemanticError:
     if scope.later and name in scope.later:
         return KalgSemanticError(f"{name!r} is used before its definition on line "
                                  f"{scope.later[name]}")
+    if name in scope.inputs and not scope.channels:
+        return KalgSemanticError(
+            f"{name!r} is an input: inputs are named only in a filter's outputs "
+            f"('filter f = [C: k * {name}]'); a kernel definition names no input (kalg "
+            f"applies it to the first input, {scope.inputs[0]})")
     known = [*MONOMIALS, *scope.kernels]
-    close = difflib.get_close_matches(name, known, n=1)
+    close = difflib.get_close_matches(name, [*known, *sorted(scope.channels)], n=1)
     hint = f"did you mean {close[0]!r}? " if close else ""
-    return KalgSemanticError(f"unknown name {name!r}",
-                             hint=f"{hint}known kernels here: {', '.join(known)}")
+    if not scope.channels:
+        return KalgSemanticError(f"unknown name {name!r}",
+                                 hint=f"{hint}known kernels here: {', '.join(known)}")
+    inputs = ", ".join(sorted(scope.channels))
+    what = (f"{name!r} is not an input of the target (its inputs are {inputs}, from "
+            "'input:' in the target block)" if _register_like(name) else
+            f"unknown name {name!r}")
+    return KalgSemanticError(what, hint=f"{hint}known kernels here: {', '.join(known)}; "
+                                        f"inputs: {inputs}")
+
+
+def _register_like(name: str) -> bool:
+    """Whether `name` looks like a register (one capital letter): in a filter over several
+    inputs such a name is most likely an input the target block does not list."""
+    return len(name) == 1 and name.isupper()
 
 
 def _matrix(node: ast.Matrix, scope: Scope, semiring: Semiring) -> Kernel:
@@ -241,8 +261,12 @@ def _operands(node: ast.Add | ast.Sub | ast.Mul | ast.Div, scope: Scope, semirin
     return evaluate(node.left, scope, semiring), evaluate(node.right, scope, semiring)
 
 
-def _constant(kernel: Kernel, what: str, span: Span) -> Fraction:
+def _constant(kernel: Kernel | Channels, what: str, span: Span) -> Fraction:
     """The value of a kernel that is a single entry at (0, 0) (a plain number)."""
+    if isinstance(kernel, Channels):
+        names = " + ".join(c for c, _ in kernel.parts)
+        raise KalgSemanticError(f"{what} must be a number, not a value of the input(s) "
+                                f"{names}", span)
     if kernel.semiring is not REAL:
         raise SemiringError(f"{what} must be a real number, not a {kernel.semiring.name} "
                             "kernel", span)
