@@ -28,7 +28,7 @@ from kalg.filters import MATRIX, choose_program
 from kalg.frontend.target import WIDE
 from kalg.kernel import REAL, Kernel
 from kalg.programs import SCREEN, best_program
-from kalg.scamp5.isa import OP_SETS, Add, Add3, Instr, Mov, Res, Sub, bus_steps
+from kalg.scamp5.isa import OP_SETS, Add, Add3, Instr, Mov, Res, Sub, bus_steps, outside_op_set
 from kalg.scamp5.symbolic import verify_exact_channels
 from kalg.settings import Deadline, Settings
 
@@ -43,8 +43,8 @@ def shortest_program(definition: frontend.Definition, registers: tuple[str, ...]
     followed by the ordinary filter compile on it (`_mixed_program`: e-graph and every
     candidate), or each output on its own mix (`_mixes_program`); and stages of one-input
     programs from one e-graph per channel (`_staged_program`). Op set `all` also runs what
-    `basic` runs (a basic program is an `all` program, as in `kalg.portfolio`), so the richer
-    op set is never longer. An output that is zero on every input is cleared (`res`) after
+    `basic` runs and keeps its program where it has no `divq` (which `all` lacks), as
+    `kalg.portfolio` does. An output that is zero on every input is cleared (`res`) after
     the others are made. Each is verified exactly on every input; RegisterPressureError
     (located at the definition) when none fits `registers`."""
     zeros = tuple(o for o, parts in definition.channels.items()
@@ -61,8 +61,9 @@ def shortest_program(definition: frontend.Definition, registers: tuple[str, ...]
         made = dataclasses.replace(definition, channels=rest)
         found = [_shortest(made, registers, inputs, ops, settings, deadline, clock)]
         if ops == "all":  # the mixes' filter compiles already run basic (`choose_program`)
-            found.append(_shortest(made, registers, inputs, "basic", settings, deadline,
-                                   clock, found[0] and len(found[0][0]), mixes=False))
+            basic = _shortest(made, registers, inputs, "basic", settings, deadline, clock,
+                              found[0] and len(found[0][0]), mixes=False)
+            found.append(None if basic and outside_op_set(basic[0], "all") else basic)
         if all(f is None for f in found):
             raise RegisterPressureError(
                 f"no program for the {len(definition.channels)} output(s) over the inputs "

@@ -24,14 +24,14 @@ from kalg.codegen import exhaustive as exact
 from kalg.codegen.factored import shortest_chain
 from kalg.codegen.kept import kept_program
 from kalg.decomp import Decomposition
-from kalg.diagnostics import KalgError, KalgSemanticError, UsageError
+from kalg.diagnostics import KalgError, KalgSemanticError, UsageError, VerificationError
 from kalg.filters import LAST_IN_PLACE, MATRIX, ONE_AT_A_TIME, choose_program
 from kalg.frontend.ast import dump
 from kalg.frontend.report import format_definition
 from kalg.frontend.target import WIDE
 from kalg.kernel import REAL, Kernel
 from kalg.scamp5.isa import REGISTERS as SCAMP5_REGISTERS
-from kalg.scamp5.isa import SIMULATED_REGISTERS, Instr, bus_steps
+from kalg.scamp5.isa import SIMULATED_REGISTERS, Instr, bus_steps, outside_op_set
 from kalg.scamp5.simulator import verify_numeric, verify_numeric_channels
 from kalg.scamp5.symbolic import verify_exact
 from kalg.scamp5.text import format_program
@@ -507,6 +507,11 @@ def _exhaustive(outputs: dict, program: list[Instr], winner: str, registers: tup
 
 
 def _program_stats(program: list[Instr], registers: tuple[str, ...], ops: str) -> dict:
+    """The program's statistics, among them the op set it is claimed to be in; that claim is
+    checked here (VerificationError: a kalg bug, every construction keeps to its op set)."""
+    if (outside := outside_op_set(program, ops)) is not None:
+        raise VerificationError(f"{outside}: not in op set '{ops}'",
+                                program_text="\n".join(map(str, program)))
     used = sorted({r for i in program for r in i.registers()})
     return {"instructions": len(program), "bus steps": bus_steps(program),
             "registers": f"{len(used)} of {len(registers)} ({' '.join(used)})", "op set": ops}

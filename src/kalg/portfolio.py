@@ -36,7 +36,7 @@ from fractions import Fraction
 from kalg import codegen, workers
 from kalg.decomp import Decomposition
 from kalg.diagnostics import KalgError, RegisterPressureError, ResourceLimitError
-from kalg.scamp5.isa import Instr, bus_steps
+from kalg.scamp5.isa import Instr, bus_steps, outside_op_set
 from kalg.scamp5.symbolic import verify_exact
 
 SCREEN = codegen.QUICK
@@ -67,7 +67,8 @@ time): a budget between two rungs is searched with the rungs below it, so the la
 and a larger budget still runs every rung a smaller one runs."""
 
 OP_ORDER = ("basic", "all")
-"""Op sets by inclusion: each one's programs are programs of the next."""
+"""Op sets searched for a budget: its own and those before it. A program of an earlier op set
+counts for a later one only where it uses the later one's macros (`all` has no `divq`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +215,8 @@ def best_program(candidates: dict[str, dict[str, Decomposition]], budget: Budget
             pressure = pressure or outcome
             continue
         (length, bus, order), name, program = outcome
+        if outside_op_set(program, budget.ops) is not None:  # basic's divq, for op set all
+            continue
         key = (length, bus, -op_rank, -size, order)
         if best is None or key < best[0]:
             best = (key, name, program, budget.rung(size)[1], usable[op_set][name])

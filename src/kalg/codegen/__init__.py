@@ -200,7 +200,8 @@ def pressure_error(decomp: Decomposition, registers: Sequence[str],
                f"{' '.join(registers)}")
     halves = any(decomp.values[i].op is Op.HALF for i in decomp.live())
     if op_set == "all" and halves and len(registers) < 3:
-        hint = "div and diva need three different registers: give at least three"
+        hint = ("op set all halves with div and diva, which need three different registers: "
+                "give at least three, or use --ops basic (its divq halves in two)")
     else:
         hint = ("every order tried keeps more values alive at once (div's scratch registers "
                 "included) than that; give more registers or a decomposition that shares less")

@@ -414,6 +414,13 @@ def op_set_violation(instr: Instr, op_set: str) -> str | None:
     return f"{instr.mnemonic}{arity} is not in op set '{op_set}'"
 
 
+def outside_op_set(program: Sequence[Instr], op_set: str) -> Instr | None:
+    """The first instruction of `program` that `op_set` does not have, or None. (`basic`'s
+    `divq` is not in `all`: a program found with op set basic is an `all` program only
+    without it.)"""
+    return next((i for i in program if type(i) not in OP_SETS[op_set]), None)
+
+
 def first_undefined_read(program: list[Instr], inputs: Sequence[str],
                          ) -> tuple[int, Instr, list[str]] | None:
     """(position from 1, instruction, registers) of the first instruction of `program` that
