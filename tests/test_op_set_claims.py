@@ -32,3 +32,15 @@ def test_op_set_basic_on_two_registers_halves_with_divq():
 def test_every_instruction_of_a_program_is_in_its_op_set(ops):
     result = kalg.compile(HALVING, divisor=DIVISOR, registers="A,B,C", ops=ops)
     assert all(type(i) in OP_SETS[ops] for i in result.program)
+
+
+def test_a_basic_program_becomes_an_all_program_where_div_has_scratch():
+    from kalg.codegen.opset import as_op_set_all
+    from kalg.scamp5.isa import Add, Dir, Div, Div4, Divq, Movx
+
+    halve_dead = [Divq("B", "A"), Movx("A", "B", Dir.EAST), Add("A", "A", "B")]
+    # A is written (movx) before it is read again, so dead after the divq; C is free: div(B, C, A)
+    assert as_op_set_all(halve_dead, "ABC", ["A"]) == [Div("B", "C", "A"), *halve_dead[1:]]
+    halve_kept = [Divq("B", "A"), Add("A", "A", "B")]  # A read after: two scratch registers
+    assert as_op_set_all(halve_kept, "ABCD", ["A"]) == [Div4("B", "C", "D", "A"), halve_kept[1]]
+    assert as_op_set_all(halve_kept, "ABC", ["A"]) is None

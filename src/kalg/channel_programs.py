@@ -15,6 +15,7 @@ from kalg.candidates import search, search_options
 from kalg.channel_stages import staged_program
 from kalg.channels import common_mix
 from kalg.clock import Clock
+from kalg.codegen.opset import as_op_set_all
 from kalg.decomp import Decomposition, Op, Value
 from kalg.diagnostics import (
     KalgSemanticError,
@@ -63,7 +64,7 @@ def shortest_program(definition: frontend.Definition, registers: tuple[str, ...]
         if ops == "all":  # the mixes' filter compiles already run basic (`choose_program`)
             basic = _shortest(made, registers, inputs, "basic", settings, deadline, clock,
                               found[0] and len(found[0][0]), mixes=False)
-            found.append(None if basic and outside_op_set(basic[0], "all") else basic)
+            found.append(basic and _as_op_set_all(basic, made, registers, inputs))
         if all(f is None for f in found):
             raise RegisterPressureError(
                 f"no program for the {len(definition.channels)} output(s) over the inputs "
@@ -78,6 +79,20 @@ def shortest_program(definition: frontend.Definition, registers: tuple[str, ...]
         if settings.warn:
             settings.warn(f"'{definition.name}': output(s) {', '.join(zeros)} zero on every "
                           "input: the program clears their register(s) (res)")
+    return program, winner
+
+
+def _as_op_set_all(found: tuple[list[Instr], str], definition: frontend.Definition,
+                   registers: tuple[str, ...], inputs: tuple[str, ...],
+                   ) -> tuple[list[Instr], str] | None:
+    """A basic construction's program as an op set all one (`codegen.opset`: each divq a div
+    with free scratch registers), verified exactly; None where it cannot be one."""
+    program, winner = found
+    if outside_op_set(program, "all") is None:
+        return found
+    if (program := as_op_set_all(program, registers, definition.channels)) is None:
+        return None
+    verify_exact_channels(program, definition.channels, inputs)
     return program, winner
 
 

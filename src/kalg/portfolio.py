@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from kalg import codegen, workers
+from kalg.codegen.opset import as_op_set_all
 from kalg.decomp import Decomposition
 from kalg.diagnostics import KalgError, RegisterPressureError, ResourceLimitError
 from kalg.scamp5.isa import Instr, bus_steps, outside_op_set
@@ -68,7 +69,8 @@ and a larger budget still runs every rung a smaller one runs."""
 
 OP_ORDER = ("basic", "all")
 """Op sets searched for a budget: its own and those before it. A program of an earlier op set
-counts for a later one only where it uses the later one's macros (`all` has no `divq`)."""
+counts for a later one only in the later one's macros (`all` has no `divq`: a basic program
+counts for op set all where its halvings can be `div`s, `codegen.opset`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,14 +211,12 @@ def best_program(candidates: dict[str, dict[str, Decomposition]], budget: Budget
                 Decomposition] | None = None
     pressure: RegisterPressureError | None = None
     for (op_rank, op_set, size), outcome in zip(plan, outcomes, strict=True):
-        if outcome is None:  # the deadline passed before this rung
-            continue
         if isinstance(outcome, RegisterPressureError):
             pressure = pressure or outcome
             continue
-        (length, bus, order), name, program = outcome
-        if outside_op_set(program, budget.ops) is not None:  # basic's divq, for op set all
+        if (kept := _in_op_set(outcome, budget, size)) is None:
             continue
+        (length, bus, order), name, program = kept
         key = (length, bus, -op_rank, -size, order)
         if best is None or key < best[0]:
             best = (key, name, program, budget.rung(size)[1], usable[op_set][name])
@@ -227,6 +227,19 @@ def best_program(candidates: dict[str, dict[str, Decomposition]], budget: Budget
             f"{' '.join(budget.registers)}", hint="give at least two registers")
     _, name, program, renaming, decomp = best
     return Best(_renamed(program, renaming, decomp, budget.input), name, decomp, stop)
+
+
+def _in_op_set(outcome, budget: Budget, size: int):
+    """A rung's outcome ((length, bus, order), name, program) with its program in the budget's
+    op set: as it is, or an earlier op set's with basic's divq made all's div
+    (`codegen.opset`); None where it cannot be, or where the rung did not run (the deadline
+    had passed)."""
+    if outcome is None or outside_op_set(outcome[2], budget.ops) is None:
+        return outcome
+    (length, _, order), name, program = outcome
+    if (program := as_op_set_all(program, budget.rung(size)[0], budget.outputs)) is None:
+        return None
+    return (length, bus_steps(program), order), name, program
 
 
 def _rung(usable: dict[str, Decomposition], registers: tuple[str, ...], input_register: str,
