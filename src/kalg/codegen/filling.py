@@ -25,10 +25,12 @@ does not decide; docs/scaling.md, 'One output per register', has the argument.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
 from kalg.codegen.matrix import Offset, _integer_matrix, _split, _vector, matrix_program
+from kalg.codegen.reduction import reductions, replay
 from kalg.kernel import Kernel
 from kalg.scamp5.isa import Add, Add3, Instr, Mov, Mov2x, Movx, Neg, Sub
 
@@ -55,6 +57,8 @@ def last_written(outputs: Mapping[str, Kernel], registers: Sequence[str], input_
             other := _combination(rows, registers, input_register, op_set, m, shifts=wide)
             ) is not None and (found is None or len(other[0]) < len(found[0])):
         found = other
+    if found is not None and _window(rows) == SHIFTS:
+        found = _shortest_reduced(rows, registers, input_register, op_set, m, found)
     if found is not None:
         return found
     if plans:
@@ -63,6 +67,29 @@ def last_written(outputs: Mapping[str, Kernel], registers: Sequence[str], input_
                   "combination of the other outputs, which is what the output written last "
                   "must be (only add, sub and shifts write one register: no negation, halving "
                   "or doubling in place)")
+
+
+REDUCED = (4, 5)
+"""Numbers of backward reduction steps (`reduction.reductions`) whose states are compiled
+besides the filter itself (`_shortest_reduced`): each state costs one `_combination`, about
+5 s of CPU."""
+
+
+def _shortest_reduced(rows, registers, ch, op_set, m, found: tuple[list[Instr], str],
+                      ) -> tuple[list[Instr], str]:
+    """`found`, or a strictly shorter program: the outputs reduced backwards by in-place steps
+    (`reduction.reductions`, `REDUCED` of them), made by `_combination`, then the steps
+    replayed forwards (`reduction.replay`). For kernels within 3x3 only (the reduction keeps
+    them within their box; a wider window's `_combination` costs too much to repeat)."""
+    for reduced, steps in reductions(rows, registers, REDUCED):
+        if not all(reduced.values()):  # an output reduced to 0: a copy, not this form's case
+            continue
+        if (made := _combination(reduced, registers, ch, op_set, m)) is None:
+            continue
+        program = [*made[0], *replay(steps, op_set == "all")]
+        if len(program) < len(found[0]):
+            found = program, f"{made[1]}; the outputs reduced by {len(steps)} in-place steps"
+    return found
 
 
 def _plans(rows, registers, input_register, m):
@@ -273,7 +300,6 @@ class _Weights:
     target (`_lattice_weights`), would cost the scan a reduction per choice."""
 
     def __init__(self, columns: list[dict], shifts: Sequence[Offset]):
-        import numpy as np
         from flint import fmpq_mat
 
         self.unknowns = [(i, e) for i in range(len(columns)) for e in shifts]
@@ -291,8 +317,7 @@ class _Weights:
         echelon, rank = fmpq_mat(self.image).rref()
         self.pivots = [next(j for j in range(nk) if echelon[i, j] != 0) for i in range(rank)]
         self.inverse = fmpq_mat([[row[j] for j in self.pivots] for row in self.image]).inv()
-        if self.kernel:  # Gram-Schmidt as QR, floats: they only choose what to round to
-            self.ortho, self.upper = np.linalg.qr(np.array(self.kernel, dtype=float).T)
+        self.gram = _gram_schmidt(self.kernel)
 
     def weights(self, target: dict) -> dict[tuple[int, Offset], int] | None:
         """The weights for `target`, or None where it is not in the columns' lattice. Not
@@ -319,18 +344,35 @@ class _Weights:
         return dict(zip(self.unknowns, q, strict=True))
 
     def _nearest(self, q: list[int]) -> list[int]:
-        """q minus the zero-sum weights nearest to it (Babai: last basis vector first)."""
-        import numpy as np
+        """q minus the zero-sum weights nearest to it (Babai's nearest plane, last basis
+        vector first), in exact integers: the rounding, and so the program, does not depend
+        on a floating-point library."""
+        rest = list(q)
+        for row, (star, norm) in zip(reversed(self.kernel), reversed(self.gram), strict=True):
+            if z := round(Fraction(sum(a * b for a, b in zip(rest, star, strict=True)), norm)):
+                rest = [a - z * b for a, b in zip(rest, row, strict=True)]
+        return rest
 
-        if not self.kernel:
-            return q
-        y = self.ortho.T @ np.array(q, dtype=float)
-        z = [0] * len(self.kernel)
-        for i in reversed(range(len(self.kernel))):
-            rest = y[i] - sum(self.upper[i, j] * z[j] for j in range(i + 1, len(z)))
-            z[i] = round(float(rest / self.upper[i, i]))
-        return [a - sum(zi * row[j] for zi, row in zip(z, self.kernel, strict=True) if zi)
-                for j, a in enumerate(q)]
+
+def _gram_schmidt(basis: list[list[int]]) -> list[tuple[list[int], int]]:
+    """Per row b_i of `basis`, (w_i, <b_i, w_i>) with w_i an integer multiple of the
+    Gram-Schmidt vector b*_i (exact, fmpq), so that <x, b*_i> / <b*_i, b*_i> is
+    <x, w_i> / <b_i, w_i> in integers."""
+    from flint import fmpq
+
+    stars: list[tuple[list, fmpq]] = []
+    out = []
+    for row in basis:
+        star = [fmpq(a) for a in row]
+        for prev, norm in stars:
+            mu = sum((a * b for a, b in zip(row, prev, strict=True)), fmpq(0)) / norm
+            if mu:
+                star = [a - mu * b for a, b in zip(star, prev, strict=True)]
+        stars.append((star, sum((a * a for a in star), fmpq(0))))
+        den = math.lcm(*(int(a.q) for a in star))
+        w = [int(a.p) * (den // int(a.q)) for a in star]
+        out.append((w, sum(a * b for a, b in zip(row, w, strict=True))))
+    return out
 
 
 WEIGHT_NODES = 5000
