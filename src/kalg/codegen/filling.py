@@ -55,13 +55,13 @@ def last_written(outputs: Mapping[str, Kernel], registers: Sequence[str], input_
             terms = " ".join(f"{'+' if c > 0 else '-'} {abs(c)}·{r}" for r, c in q.items() if c)
             v = f"input/{2 ** m}·{units} shifted by {d} " if units else "from the others: "
             return program, f"{last} written last: {v}{terms}".rstrip()
-    found = _combination(rows, registers, input_register, op_set, m)
-    if (wide := _window(rows)) != SHIFTS and (
-            other := _combination(rows, registers, input_register, op_set, m, shifts=wide)
-            ) is not None and (found is None or len(other[0]) < len(found[0])):
-        found = other
-    if found is not None and _window(rows) == SHIFTS:
-        found = _shortest_reduced(rows, registers, input_register, op_set, m, found)
+    if (wide := _window(rows)) == SHIFTS:
+        found = _shortest_reduced(rows, registers, input_register, op_set, m)
+    else:
+        found = _combination(rows, registers, input_register, op_set, m)
+        if (other := _combination(rows, registers, input_register, op_set, m, shifts=wide)
+                ) is not None and (found is None or len(other[0]) < len(found[0])):
+            found = other
     if found is not None:
         return found
     if plans:
@@ -74,25 +74,46 @@ def last_written(outputs: Mapping[str, Kernel], registers: Sequence[str], input_
 
 REDUCED = (4, 5)
 """Numbers of backward reduction steps (`reduction.reductions`) whose states are compiled
-besides the filter itself (`_shortest_reduced`): each state costs one `_combination`, about
-5 s of CPU."""
+(`_shortest_reduced`). The filter itself is compiled only where none of them gives a program:
+on the 40 random six-output filters measured (seeds 0-9 and 100-109, both op sets) a reduced
+state was shorter every time, by 1 to 41 instructions, and each compile costs about 6 s of
+CPU (a third of the whole)."""
+
+BUILT_STATES = 2
+"""How many of the reduced states are built in full, those of lowest estimate (`_scan`'s
+walk of the output written last plus the replay): a state's scan costs about 3 s of CPU, its
+build about 3 s more."""
 
 
-def _shortest_reduced(rows, registers, ch, op_set, m, found: tuple[list[Instr], str],
-                      ) -> tuple[list[Instr], str]:
-    """`found`, or a strictly shorter program: the outputs reduced backwards by in-place steps
-    (`reduction.reductions`, `REDUCED` of them), made by `_combination`, then the steps
-    replayed forwards (`reduction.replay`). For kernels within 3x3 only (the reduction keeps
-    them within their box; a wider window's `_combination` costs too much to repeat)."""
-    for reduced, steps in reductions(rows, registers, REDUCED):
-        if not all(reduced.values()):  # an output reduced to 0: a copy, not this form's case
+def _shortest_reduced(rows, registers, ch, op_set, m) -> tuple[list[Instr], str] | None:
+    """The shortest program (`_combination`) of the filter's outputs reduced backwards by
+    in-place steps (`reduction.reductions`, `REDUCED` of them) with the steps replayed
+    forwards (`reduction.replay`), built for the `BUILT_STATES` states of lowest estimate
+    (equal lengths: the fewer steps); where none gives one, the filter's own. For kernels
+    within 3x3 only (the reduction keeps them within their box; a wider window's scan costs
+    too much to repeat)."""
+    fused = op_set == "all"
+    ranked = []
+    for k, (state, steps) in enumerate(reductions(rows, registers, REDUCED)):
+        if not all(state.values()):  # an output reduced to 0: a copy, not this form's case
             continue
-        if (made := _combination(reduced, registers, ch, op_set, m)) is None:
-            continue
-        program = [*made[0], *replay(steps, op_set == "all")]
-        if len(program) < len(found[0]):
-            found = program, f"{made[1]}; the outputs reduced by {len(steps)} in-place steps"
-    return found
+        tail = replay(steps, fused)
+        if choices := _scan(state, registers, ch, m, fused, ()):
+            ranked.append((min(choices)[0] + len(tail), k, state, steps, tail, choices))
+    ranked.sort(key=lambda t: t[:2])
+    found, built = None, 0
+    while ranked and built < BUILT_STATES:
+        picked = sorted(ranked[:BUILT_STATES - built], key=lambda t: t[1])  # ties: fewer steps
+        del ranked[:BUILT_STATES - built]
+        for _, _, state, steps, tail, choices in picked:
+            if (made := _combination(state, registers, ch, op_set, m, choices=choices)
+                    ) is None:
+                continue
+            built += 1
+            if found is None or len(made[0]) + len(tail) < len(found[0]):
+                how = f"{made[1]}; the outputs reduced by {len(steps)} in-place steps"
+                found = [*made[0], *tail], how
+    return found or _combination(rows, registers, ch, op_set, m)
 
 
 def _plans(rows, registers, input_register, m):
@@ -148,7 +169,8 @@ BUILT = 4
 
 
 def _combination(rows, registers, ch, op_set, m, done: Sequence[str] = (),
-                 shifts: Sequence[Offset] = SHIFTS) -> tuple[list[Instr], str] | None:
+                 shifts: Sequence[Offset] = SHIFTS, choices: list[tuple] | None = None,
+                 ) -> tuple[list[Instr], str] | None:
     """The output written last, L, as S^d·v + Σ_{j,e} q_{j,e}·S^e·K_j, integer q over the
     shifts e in `shifts` (`SHIFTS`, or `_window`'s) of the other outputs, where v is what L
     kept while they were made: 0 (L free) or u·s for u in `KEPT_UNITS` (s the input over 2^m,
@@ -164,12 +186,14 @@ def _combination(rows, registers, ch, op_set, m, done: Sequence[str] = (),
     is found. Deterministic (ties broken by register, value and shift).
 
     `done`: outputs already in their registers (made by a program the caller puts first, the
-    input kept in its register): they are read, never written, and never the last."""
+    input kept in its register): they are read, never written, and never the last.
+    `choices`: `_scan`'s, where the caller has them (over `SHIFTS`)."""
     from kalg.codegen.matrix import _emit_output
 
     fused = op_set == "all"
     solvers: dict[str, _Weights] | None = None if shifts == SHIFTS else {}
-    choices = _scan(rows, registers, ch, m, fused, done, shifts, solvers)
+    if choices is None:
+        choices = _scan(rows, registers, ch, m, fused, done, shifts, solvers)
     firsts: dict = {}
 
     def first_of(last, units):
