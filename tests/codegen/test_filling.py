@@ -65,8 +65,8 @@ def test_six_random_outputs_compile_with_one_register_made_last_from_the_others(
         rows, *a, **k))
     program, how = codegen.full_filter(outputs, REGISTERS, "A", "all")
     # Regression: 17-25 s of CPU per compile: the filter itself was compiled besides its two
-    # reduced states (and never chosen), and each state's weights scanned twice. Now each
-    # reduced state is scanned once, the filter itself not at all.
+    # reduced states (and never chosen). Now each reduced state is scanned once (ranked by
+    # the scan, built from it), the filter itself not at all.
     assert len(scans) == len(filling.REDUCED)
     assert program is not None, how
     verify_exact(program, outputs, "A")
