@@ -18,17 +18,22 @@ with more equations, the taps, than unknowns): for random kernels there is usual
 output. v = 0 is searched too: `mov`, `neg` or `add` into L from the others, when K_L is an
 integer combination of them. Then `_combination`: q_i polynomials over the 3x3 shifts
 (45 integer unknowns, a lattice problem), v = 0 or ±s, ±2s kept in L while the others are
-made, every register as L and every shift d scanned by LLL and the cheapest built. Whether
-shorter forms exist (wider shifts, v not a pool value, two registers finished together) kalg
-does not decide; docs/scaling.md, 'One output per register', has the argument.
+made, every register as L and every shift d scanned by LLL and the cheapest built. Then
+`_shortest_reduced`: the outputs first reduced backwards by in-place steps K_i -= ±S^e·K_j
+(`codegen.reduction`), the reduced filter made the same way and the steps undone last, in
+place (on random 3x3 filters about 10% shorter). Whether shorter forms exist (wider shifts, v
+not a pool value, two registers finished together) kalg does not decide; docs/scaling.md,
+'One output per register', has the argument.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
 from kalg.codegen.matrix import Offset, _integer_matrix, _split, _vector, matrix_program
+from kalg.codegen.reduction import reductions, replay
 from kalg.kernel import Kernel
 from kalg.scamp5.isa import Add, Add3, Instr, Mov, Mov2x, Movx, Neg, Sub
 
@@ -50,11 +55,13 @@ def last_written(outputs: Mapping[str, Kernel], registers: Sequence[str], input_
             terms = " ".join(f"{'+' if c > 0 else '-'} {abs(c)}·{r}" for r, c in q.items() if c)
             v = f"input/{2 ** m}·{units} shifted by {d} " if units else "from the others: "
             return program, f"{last} written last: {v}{terms}".rstrip()
-    found = _combination(rows, registers, input_register, op_set, m)
-    if (wide := _window(rows)) != SHIFTS and (
-            other := _combination(rows, registers, input_register, op_set, m, shifts=wide)
-            ) is not None and (found is None or len(other[0]) < len(found[0])):
-        found = other
+    if (wide := _window(rows)) == SHIFTS:
+        found = _shortest_reduced(rows, registers, input_register, op_set, m)
+    else:
+        found = _combination(rows, registers, input_register, op_set, m)
+        if (other := _combination(rows, registers, input_register, op_set, m, shifts=wide)
+                ) is not None and (found is None or len(other[0]) < len(found[0])):
+            found = other
     if found is not None:
         return found
     if plans:
@@ -63,6 +70,50 @@ def last_written(outputs: Mapping[str, Kernel], registers: Sequence[str], input_
                   "combination of the other outputs, which is what the output written last "
                   "must be (only add, sub and shifts write one register: no negation, halving "
                   "or doubling in place)")
+
+
+REDUCED = (4, 5)
+"""Numbers of backward reduction steps (`reduction.reductions`) whose states are compiled
+(`_shortest_reduced`). The filter itself is compiled only where none of them gives a program:
+on the 40 random six-output filters measured (seeds 0-9 and 100-109, both op sets) a reduced
+state was shorter every time, by 1 to 41 instructions, and each compile costs about 6 s of
+CPU (a third of the whole)."""
+
+BUILT_STATES = 2
+"""How many of the reduced states are built in full, those of lowest estimate (`_scan`'s
+walk of the output written last plus the replay): a state's scan costs about 3 s of CPU, its
+build about 3 s more."""
+
+
+def _shortest_reduced(rows, registers, ch, op_set, m) -> tuple[list[Instr], str] | None:
+    """The shortest program (`_combination`) of the filter's outputs reduced backwards by
+    in-place steps (`reduction.reductions`, `REDUCED` of them) with the steps replayed
+    forwards (`reduction.replay`), built for the `BUILT_STATES` states of lowest estimate
+    (equal lengths: the fewer steps); where none gives one, the filter's own. For kernels
+    within 3x3 only (the reduction keeps them within their box; a wider window's scan costs
+    too much to repeat)."""
+    fused = op_set == "all"
+    ranked = []
+    for k, (state, steps) in enumerate(reductions(rows, registers, REDUCED)):
+        if not all(state.values()):  # an output reduced to 0: a copy, not this form's case
+            continue
+        tail = replay(steps, fused)
+        if choices := _scan(state, registers, ch, m, fused, ()):
+            ranked.append((min(choices)[0] + len(tail), k, state, steps, tail, choices))
+    ranked.sort(key=lambda t: t[:2])
+    found, built = None, 0
+    while ranked and built < BUILT_STATES:
+        picked = sorted(ranked[:BUILT_STATES - built], key=lambda t: t[1])  # ties: fewer steps
+        del ranked[:BUILT_STATES - built]
+        for _, _, state, steps, tail, choices in picked:
+            if (made := _combination(state, registers, ch, op_set, m, choices=choices)
+                    ) is None:
+                continue
+            built += 1
+            if found is None or len(made[0]) + len(tail) < len(found[0]):
+                how = f"{made[1]}; the outputs reduced by {len(steps)} in-place steps"
+                found = [*made[0], *tail], how
+    return found or _combination(rows, registers, ch, op_set, m)
 
 
 def _plans(rows, registers, input_register, m):
@@ -118,7 +169,8 @@ BUILT = 4
 
 
 def _combination(rows, registers, ch, op_set, m, done: Sequence[str] = (),
-                 shifts: Sequence[Offset] = SHIFTS) -> tuple[list[Instr], str] | None:
+                 shifts: Sequence[Offset] = SHIFTS, choices: list[tuple] | None = None,
+                 ) -> tuple[list[Instr], str] | None:
     """The output written last, L, as S^d·v + Σ_{j,e} q_{j,e}·S^e·K_j, integer q over the
     shifts e in `shifts` (`SHIFTS`, or `_window`'s) of the other outputs, where v is what L
     kept while they were made: 0 (L free) or u·s for u in `KEPT_UNITS` (s the input over 2^m,
@@ -134,12 +186,14 @@ def _combination(rows, registers, ch, op_set, m, done: Sequence[str] = (),
     is found. Deterministic (ties broken by register, value and shift).
 
     `done`: outputs already in their registers (made by a program the caller puts first, the
-    input kept in its register): they are read, never written, and never the last."""
+    input kept in its register): they are read, never written, and never the last.
+    `choices`: `_scan`'s, where the caller has them (over `SHIFTS`)."""
     from kalg.codegen.matrix import _emit_output
 
     fused = op_set == "all"
     solvers: dict[str, _Weights] | None = None if shifts == SHIFTS else {}
-    choices = _scan(rows, registers, ch, m, fused, done, shifts, solvers)
+    if choices is None:
+        choices = _scan(rows, registers, ch, m, fused, done, shifts, solvers)
     firsts: dict = {}
 
     def first_of(last, units):
@@ -273,7 +327,6 @@ class _Weights:
     target (`_lattice_weights`), would cost the scan a reduction per choice."""
 
     def __init__(self, columns: list[dict], shifts: Sequence[Offset]):
-        import numpy as np
         from flint import fmpq_mat
 
         self.unknowns = [(i, e) for i in range(len(columns)) for e in shifts]
@@ -291,8 +344,7 @@ class _Weights:
         echelon, rank = fmpq_mat(self.image).rref()
         self.pivots = [next(j for j in range(nk) if echelon[i, j] != 0) for i in range(rank)]
         self.inverse = fmpq_mat([[row[j] for j in self.pivots] for row in self.image]).inv()
-        if self.kernel:  # Gram-Schmidt as QR, floats: they only choose what to round to
-            self.ortho, self.upper = np.linalg.qr(np.array(self.kernel, dtype=float).T)
+        self.gram = _gram_schmidt(self.kernel)
 
     def weights(self, target: dict) -> dict[tuple[int, Offset], int] | None:
         """The weights for `target`, or None where it is not in the columns' lattice. Not
@@ -319,18 +371,35 @@ class _Weights:
         return dict(zip(self.unknowns, q, strict=True))
 
     def _nearest(self, q: list[int]) -> list[int]:
-        """q minus the zero-sum weights nearest to it (Babai: last basis vector first)."""
-        import numpy as np
+        """q minus the zero-sum weights nearest to it (Babai's nearest plane, last basis
+        vector first), in exact integers: the rounding, and so the program, does not depend
+        on a floating-point library."""
+        rest = list(q)
+        for row, (star, norm) in zip(reversed(self.kernel), reversed(self.gram), strict=True):
+            if z := round(Fraction(sum(a * b for a, b in zip(rest, star, strict=True)), norm)):
+                rest = [a - z * b for a, b in zip(rest, row, strict=True)]
+        return rest
 
-        if not self.kernel:
-            return q
-        y = self.ortho.T @ np.array(q, dtype=float)
-        z = [0] * len(self.kernel)
-        for i in reversed(range(len(self.kernel))):
-            rest = y[i] - sum(self.upper[i, j] * z[j] for j in range(i + 1, len(z)))
-            z[i] = round(float(rest / self.upper[i, i]))
-        return [a - sum(zi * row[j] for zi, row in zip(z, self.kernel, strict=True) if zi)
-                for j, a in enumerate(q)]
+
+def _gram_schmidt(basis: list[list[int]]) -> list[tuple[list[int], int]]:
+    """Per row b_i of `basis`, (w_i, <b_i, w_i>) with w_i an integer multiple of the
+    Gram-Schmidt vector b*_i (exact, fmpq), so that <x, b*_i> / <b*_i, b*_i> is
+    <x, w_i> / <b_i, w_i> in integers."""
+    from flint import fmpq
+
+    stars: list[tuple[list, fmpq]] = []
+    out = []
+    for row in basis:
+        star = [fmpq(a) for a in row]
+        for prev, norm in stars:
+            mu = sum((a * b for a, b in zip(row, prev, strict=True)), fmpq(0)) / norm
+            if mu:
+                star = [a - mu * b for a, b in zip(star, prev, strict=True)]
+        stars.append((star, sum((a * a for a in star), fmpq(0))))
+        den = math.lcm(*(int(a.q) for a in star))
+        w = [int(a.p) * (den // int(a.q)) for a in star]
+        out.append((w, sum(a * b for a, b in zip(row, w, strict=True))))
+    return out
 
 
 WEIGHT_NODES = 5000
