@@ -2,6 +2,7 @@
 # kalg's developer entry point. From a fresh clone:
 #   bash scripts/dev.sh demo   # make .venv (Python >= 3.12), install kalg, compile an example
 #   bash scripts/dev.sh test   # make .venv if needed, then run lint and the whole test suite
+#                              # (one pytest process per core; KALG_TEST_JOBS=1 for one)
 # Anything after the verb is passed on (to kalg for `demo`, to pytest for `test`).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,7 +29,9 @@ case "$verb" in
   test)
     ensure_venv
     "$venv/bin/ruff" check src tests
-    exec "$venv/bin/python" -m pytest "$@" ;;
+    # One test process per core (pytest-xdist; KALG_TEST_JOBS overrides): on the 2-core
+    # machines here the suite takes about 8 minutes instead of 15.
+    exec "$venv/bin/python" -m pytest -n "${KALG_TEST_JOBS:-auto}" "$@" ;;
   *)
     echo "usage: bash scripts/dev.sh demo|test [args...]" >&2; exit 2 ;;
 esac

@@ -938,7 +938,7 @@ def main(argv: list[str] | None = None) -> int:
                         load_outcomes(args.reuse or []),
                         journal=Path(args.results + "l") if args.results else None)
         size_results = {} if args.skip_size else size_sweep(sizes, runner)
-        sweeps = [count_sweep(samples, r, runner, args.max_kernels, args.min_kernels)
+        sweeps = [count_sweep(samples, r, runner, args.max_kernels, args.min_kernels, args.seed)
                   for r in args.registers or BUDGETS]
         fresh = [count_sweep(filter_samples(args.filters, args.max_kernels, seed), r, runner,
                              args.max_kernels, args.min_kernels, seed)

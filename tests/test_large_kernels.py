@@ -146,6 +146,15 @@ def _probe_counted(monkeypatch, found: bool) -> list:
     return calls
 
 
+def _forbid_ladder(monkeypatch, message: str) -> None:
+    """Make the candidates' ladder (`filters._joint_program`) fail the test if it runs."""
+    import kalg.filters as filters
+
+    def never(*args, **kwargs):
+        raise AssertionError(message)
+    monkeypatch.setattr(filters, "_joint_program", never)
+
+
 def test_a_dense_7x7_kernel_whose_candidates_cannot_beat_the_matrix_program_skips_the_ladder(
         monkeypatch):
     # Regression: a random 7x7 kernel spent about 60 s (and up to 6 GiB, out of memory under
@@ -158,10 +167,7 @@ def test_a_dense_7x7_kernel_whose_candidates_cannot_beat_the_matrix_program_skip
     from kalg.scamp5.symbolic import verify_exact
 
     calls = _probe_counted(monkeypatch, found=False)
-
-    def never(*args, **kwargs):
-        raise AssertionError("the ladder ran")
-    monkeypatch.setattr(filters, "_joint_program", never)
+    _forbid_ladder(monkeypatch, "the ladder ran")
     result = compile_text(_random_kernel(7, 1), "r.kalg")
     assert result.stats["candidate"] == filters.MATRIX
     assert calls and all(bound == 51 + 51 // 4 for bound in calls)
@@ -193,10 +199,7 @@ def test_a_random_factorable_9x9_kernel_on_the_large_path_skips_the_ladder_it_ca
     from kalg.pipeline import compile_text
 
     calls = _probe_counted(monkeypatch, found=False)
-
-    def never(*args, **kwargs):
-        raise AssertionError("the large path's searches ran")
-    monkeypatch.setattr(filters, "_joint_program", never)
+    _forbid_ladder(monkeypatch, "the large path's searches ran")
     result = compile_text(_random_kernel(9, 4), "r.kalg")
     assert result.stats["algebra e-graph"].startswith("not run")  # the large path
     assert result.stats["candidate"] == filters.MATRIX and result.stats["instructions"] == 84

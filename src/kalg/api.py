@@ -439,26 +439,9 @@ def check_channel_program(program: list[Instr], targets: Mapping[str, Mapping[st
     from kalg.scamp5.simulator import verify_numeric_channels
     from kalg.scamp5.symbolic import verify_exact_channels
 
-    problems: dict[str, str] = {}
-    worst: dict[str, float] = {}
-    try:
-        verify_exact_channels(program, targets, inputs)
-    except VerificationError as err:
-        problems["exact"] = err.message
-    try:
-        worst = verify_numeric_channels(program, targets, images)
-    except VerificationError as err:
-        problems["numeric"] = err.message
-    if problems:
-        if (unset := undefined_read(program, inputs)) is not None:
-            problems["undefined"] = unset
-        raise ProgramMismatchError(
-            "the program does not compute the filter: " + "; ".join(problems.values()),
-            hint="check that --kernel names the definition the program was made for; a "
-                 "program kalg prints is verified as it is made, so an unedited one fails "
-                 "here only with another filter",
-            details=problems)
-    return worst
+    return _checked(lambda: verify_exact_channels(program, targets, inputs),
+                    lambda: verify_numeric_channels(program, targets, images),
+                    program, inputs, "filter", "")
 
 
 def load_targets(kernel: Any, *, name: str | None = None,
@@ -501,24 +484,35 @@ def check_program(program: list[Instr], targets: Mapping[str, Kernel], image: np
     from kalg.scamp5.simulator import verify_numeric
     from kalg.scamp5.symbolic import verify_exact
 
+    return _checked(lambda: verify_exact(program, targets, input_register),
+                    lambda: verify_numeric(program, targets, image, input_register),
+                    program, (input_register,), "kernel", " (and the input register)")
+
+
+def _checked(exact: Callable[[], object], numeric: Callable[[], dict[str, float]],
+             program: list[Instr], inputs: tuple[str, ...], what: str,
+             also: str) -> dict[str, float]:
+    """Run the exact and the numeric check of a program kalg did not make; both are run, so
+    that the error names every check that failed (details: which, and a register read before
+    it is written). Returns the numeric check's largest absolute error per output."""
     problems: dict[str, str] = {}
     worst: dict[str, float] = {}
     try:
-        verify_exact(program, targets, input_register)
+        exact()
     except VerificationError as err:
         problems["exact"] = err.message
     try:
-        worst = verify_numeric(program, targets, image, input_register)
+        worst = numeric()
     except VerificationError as err:
         problems["numeric"] = err.message
     if problems:
-        if (unset := undefined_read(program, (input_register,))) is not None:
+        if (unset := undefined_read(program, inputs)) is not None:
             problems["undefined"] = unset
         raise ProgramMismatchError(
-            "the program does not compute the kernel: " + "; ".join(problems.values()),
-            hint="check that --kernel names the definition the program was made for (and the "
-                 "input register); a program kalg prints is verified as it is made, so an "
-                 "unedited one fails here only with another kernel",
+            f"the program does not compute the {what}: " + "; ".join(problems.values()),
+            hint=f"check that --kernel names the definition the program was made for{also}; a "
+                 "program kalg prints is verified as it is made, so an unedited one fails "
+                 f"here only with another {what}",
             details=problems)
     return worst
 
