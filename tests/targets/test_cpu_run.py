@@ -208,7 +208,7 @@ def test_unknown_border_is_a_clear_error():
     assert parse_border("constant:0.5") == Border("constant", 0.5)
 
 
-def test_kalg_run_writes_one_file_per_output(tmp_path, capsys):
+def test_kalg_run_writes_one_file_per_output_and_names_them(tmp_path, capsys):
     image = np.random.default_rng(5).random((12, 9)).astype(np.float32)
     np.save(tmp_path / "in.npy", image)
     out = tmp_path / "edges.npy"
@@ -216,6 +216,8 @@ def test_kalg_run_writes_one_file_per_output(tmp_path, capsys):
                  "-o", str(out), "--border", "reflect101"]) == 0
     files = sorted(p.name for p in tmp_path.glob("edges_*.npy"))
     assert files == ["edges_A.npy", "edges_B.npy"]
+    assert capsys.readouterr().err == (f"kalg: wrote {tmp_path / 'edges_A.npy'}, "
+                                       f"{tmp_path / 'edges_B.npy'}\n")
     a = np.load(tmp_path / "edges_A.npy")
     assert a.dtype == np.float32 and a.shape == image.shape
     assert main(["run", "examples/sobel_xy.kalg", "--image", str(tmp_path / "in.npy"),

@@ -8,7 +8,7 @@ ends in .tif/.tiff). A filter over several inputs (`input: A B C` in the file's 
 reads a colour image instead: a PNG/TIFF's channels (R G B, or R G B A) or an HxWxC .npy give
 the inputs in the order of `input:`, and their number must match. A filter bank writes one
 file per output: OUT with the output's name before the suffix (edges.npy → edges_A.npy,
-edges_B.npy).
+edges_B.npy), and names them on stderr.
 """
 
 from __future__ import annotations
@@ -57,8 +57,11 @@ def run(args: argparse.Namespace) -> int:
     f = runner.build(definition, border)
     result = f(image)
     outs = result if isinstance(result, dict) else {None: result}
-    for name, array in outs.items():
-        write_image(_named(Path(args.output), name), array)
+    written = [_named(Path(args.output), name) for name in outs]
+    for path, array in zip(written, outs.values(), strict=True):
+        write_image(path, array)
+    if written != [Path(args.output)]:  # a bank: OUT itself is not written, so say what is
+        print(f"kalg: wrote {', '.join(map(str, written))}", file=sys.stderr)
     if args.stats:
         for b, seconds in f.compile_seconds.items():
             print(f"kalg: pipeline ({b}): {f.sources[b]}, {seconds:.2f} s", file=sys.stderr)
