@@ -441,7 +441,7 @@ def check_channel_program(program: list[Instr], targets: Mapping[str, Mapping[st
 
     return _checked(lambda: verify_exact_channels(program, targets, inputs),
                     lambda: verify_numeric_channels(program, targets, images),
-                    program, inputs, "filter", "")
+                    program, inputs, "filter")
 
 
 def load_targets(kernel: Any, *, name: str | None = None,
@@ -486,15 +486,16 @@ def check_program(program: list[Instr], targets: Mapping[str, Kernel], image: np
 
     return _checked(lambda: verify_exact(program, targets, input_register),
                     lambda: verify_numeric(program, targets, image, input_register),
-                    program, (input_register,), "kernel", " (and the input register)")
+                    program, (input_register,), "kernel", also=" (and the input register)")
 
 
 def _checked(exact: Callable[[], object], numeric: Callable[[], dict[str, float]],
              program: list[Instr], inputs: tuple[str, ...], what: str,
-             also: str) -> dict[str, float]:
+             also: str = "") -> dict[str, float]:
     """Run the exact and the numeric check of a program kalg did not make; both are run, so
     that the error names every check that failed (details: which, and a register read before
-    it is written). Returns the numeric check's largest absolute error per output."""
+    it is written). `what` names the definition ("kernel", "filter") and `also` adds to the
+    hint's "made for". Returns the numeric check's largest absolute error per output."""
     problems: dict[str, str] = {}
     worst: dict[str, float] = {}
     try:
