@@ -59,6 +59,9 @@ def compile_fields(result: Any) -> dict[str, Any]:
         "verified": bool(result.verified),
         "seconds": stats.get("seconds"),
         "stop_reason": stats.get("stop reason"),
+        "lower_bound": stats.get("lower bound") if has_program else None,
+        "proven_shortest": (stats.get("lower bound") or 0) >= len(program)
+        if has_program and stats.get("lower bound") is not None else None,
         "warnings": list(getattr(result, "warnings", []) or []),
         "stats": {k: _plain(v) for k, v in stats.items()},
     }

@@ -21,6 +21,7 @@ from kalg import candidates as search_stage
 from kalg import channel_programs, filters, frontend
 from kalg.clock import Clock
 from kalg.codegen import exhaustive as exact
+from kalg.codegen.bounds import describe_bound, lower_bound
 from kalg.codegen.factored import shortest_chain
 from kalg.codegen.kept import kept_program
 from kalg.decomp import Decomposition
@@ -124,10 +125,13 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
         if settings.warn:
             settings.warn(stop)
     clock.lap("codegen")
-    program, winner, proof = _prove(settings, definition.outputs, program, winner, registers,
-                                    input_register, ops, deadline)
+    program, winner, proof, proven = _prove(settings, definition.outputs, program, winner,
+                                            registers, input_register, ops, deadline)
     if proof is not None:
         stats["exhaustive search"] = proof
+    bound = lower_bound(definition.outputs, registers, input_register, ops, len(program),
+                        settings.bound_nodes, proven)
+    stats["lower bound"] = bound
     program, definition = filters.cleared(program, zeros), full
     clock.lap("exact searches")
     stats["candidate"] = winner
@@ -165,11 +169,17 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
     if target_name == WIDE:
         stats["target"] = _WIDE_NOTE
     header = _header(definition, path, ops, registers, input_register, target_name)
-    if proof is not None and not zeros:
-        header.append(f"length: {proof}")
+    header += [] if zeros else _length_lines(proof, bound, len(program))
     return Result(Stage.PROGRAM, format_program(program, header=header), stats, program,
                   definition=definition, decomposition=decomposition, verified=True,
                   warnings=warnings, input_register=input_register)
+
+
+def _length_lines(proof: str | None, bound: int, length: int) -> list[str]:
+    """The header's lines on the program's length: what an exact search proved, if one ran,
+    and the lower bound (`codegen.bounds`)."""
+    lines = [] if proof is None else [f"length: {proof}"]
+    return [*lines, f"lower bound: {describe_bound(bound, length)}"]
 
 
 def _cleared_result(definition: frontend.Definition, path: str | Path, ops: str,
@@ -354,9 +364,11 @@ EXACT_NODES = 20_000
 
 def _prove(settings: Settings, outputs: dict, program: list[Instr], winner: str,
            registers: tuple[str, ...], inp: str, ops: str,
-           deadline: Deadline) -> tuple[list[Instr], str, str | None]:
+           deadline: Deadline) -> tuple[list[Instr], str, str | None, int]:
     """The exact search when asked for (--exhaustive) or cheap (`EXACT_UP_TO`); proof None
-    when it did not run."""
+    when it did not run. The last item is the length below which that search proved no
+    program exists on `registers` (0: nothing proven on them; a search on six of more
+    registers proves nothing about the whole budget)."""
     six = _six_registers(registers, inp, outputs)
     program, winner = _by_factors(outputs, program, winner, six, inp, ops)
     program, winner = _by_kept_value(outputs, program, winner, six, inp, ops)
@@ -367,8 +379,10 @@ def _prove(settings: Settings, outputs: dict, program: list[Instr], winner: str,
     # The default searches run on six of the registers whatever the budget, so that a larger
     # budget is never longer for want of them (their proof then speaks of those six).
     if not _cheap_to_prove(program, outputs):
-        return _shorter_by_search(outputs, program, winner, six, inp, ops, seconds)
-    return _exhaustive(outputs, program, winner, six, inp, ops, EXACT_NODES, seconds)
+        found = _shorter_by_search(outputs, program, winner, six, inp, ops, seconds)
+    else:
+        found = _exhaustive(outputs, program, winner, six, inp, ops, EXACT_NODES, seconds)
+    return (*found[:3], found[3] if six == registers else 0)
 
 
 def _six_registers(registers: tuple[str, ...], inp: str, outputs: dict) -> tuple[str, ...]:
@@ -468,16 +482,17 @@ random sparse 3x3 kernels (seed 4242, entries -2..2), 7 compiled to 6 instructio
 
 def _shorter_by_search(outputs: dict, program: list[Instr], winner: str,
                        registers: tuple[str, ...], inp: str, ops: str,
-                       seconds: float | None) -> tuple[list[Instr], str, str | None]:
+                       seconds: float | None) -> tuple[list[Instr], str, str | None, int]:
     """`program` with proof None, or, for a program of `FIND_LENGTH` instructions, the
-    shorter program the bounded exact search found and what it proved."""
+    shorter program the bounded exact search found and what it proved; and the length below
+    which no program exists (`_exhaustive`; 0 when it did not run)."""
     if len(program) != FIND_LENGTH or len(outputs) != 1:
-        return program, winner, None
-    found, found_winner, proof = _exhaustive(outputs, program, winner, registers, inp, ops,
-                                             FIND_NODES, seconds)
+        return program, winner, None, 0
+    found, found_winner, proof, lower = _exhaustive(outputs, program, winner, registers, inp,
+                                                    ops, FIND_NODES, seconds)
     if len(found) < len(program):
-        return found, found_winner, proof
-    return program, winner, None
+        return found, found_winner, proof, lower
+    return program, winner, None, lower
 
 
 def _cheap_to_prove(program: list[Instr], outputs: dict) -> bool:
@@ -486,24 +501,27 @@ def _cheap_to_prove(program: list[Instr], outputs: dict) -> bool:
 
 def _exhaustive(outputs: dict, program: list[Instr], winner: str, registers: tuple[str, ...],
                 inp: str, ops: str, nodes: int,
-                seconds: float | None = None) -> tuple[list[Instr], str, str]:
+                seconds: float | None = None) -> tuple[list[Instr], str, str, int]:
     """The exact search for a program shorter than `program`: the shorter program if one was
-    found, and in words what was proven about the length (for the program header)."""
+    found, in words what was proven about the length (for the program header), and the
+    length below which no program exists on `registers` (0: nothing proven)."""
     where = f"op set {ops}, {len(registers)} registers"
     if len(outputs) != 1:
-        return program, winner, "not proven (the exhaustive search takes one output only)"
+        return program, winner, "not proven (the exhaustive search takes one output only)", 0
     ((out, kernel),) = outputs.items()
     outcome = exact.shortest_program(kernel, registers=registers, input_register=inp,
                                           output=out, op_set=ops, max_length=len(program) - 1,
                                           nodes=nodes, seconds=seconds)
     if outcome.program is not None:
-        return outcome.program, "exhaustive search", outcome.describe(ops, len(registers))
+        return (outcome.program, "exhaustive search", outcome.describe(ops, len(registers)),
+                outcome.lower)
     if outcome.stopped is None:
         return program, winner, (f"proven shortest ({where}, exhaustive search, "
-                                 f"{outcome.nodes} nodes, found no shorter program)")
+                                 f"{outcome.nodes} nodes, found no shorter program)"), \
+            len(program)
     return program, winner, (f"not proven: no program shorter than {outcome.lower} "
                              f"instructions exists ({where}), search bound reached "
-                             f"({outcome.stopped}, {outcome.nodes} nodes)")
+                             f"({outcome.stopped}, {outcome.nodes} nodes)"), outcome.lower
 
 
 def _program_stats(program: list[Instr], registers: tuple[str, ...], ops: str) -> dict:

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kalg.codegen.bounds import BOUND_NODES
 from kalg.codegen.exhaustive import NODES as EXHAUSTIVE_NODES
 from kalg.stages import Stage
 
@@ -29,6 +30,8 @@ class Settings:
     exhaustive: bool = False
     """Also run the exact search (`codegen.exhaustive`) for a shorter program, or a proof."""
     exhaustive_nodes: int = EXHAUSTIVE_NODES
+    bound_nodes: int = BOUND_NODES
+    """Node budget of the lower bound's exact searches (`codegen.bounds`)."""
     progress: Callable[[str], None] | None = None
     input: str | None = None
     """The register the image starts in (and a kernel's result ends in); None: the file's."""
