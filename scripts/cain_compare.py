@@ -249,6 +249,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="the folder with run_cain.py, cain.jar and verify_scamp5.py "
                         "(default: ../shared/cain relative to the repository root)")
     p.add_argument("--no-cain", action="store_true", help="measure kalg alone")
+    p.add_argument("--cached-only", action="store_true",
+                   help="only the kernels whose Cain result is in the cache already")
     p.add_argument("--cain-seconds", type=float, default=60, help="Cain's search time")
     p.add_argument("--cain-workers", type=int, default=2, help="Cain's worker threads")
     p.add_argument("--cache", type=Path, default=DEFAULT_CACHE,
@@ -272,6 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     why = "--no-cain" if args.no_cain else cain_available(args.cain)
     if why:
         print(f"Cain skipped: {why}", file=sys.stderr)
+    if args.cached_only and not why:
+        draws = [d for d in draws if (args.cache / f"{cache_key(d, args)}.json").is_file()]
     efforts = [] if args.no_kalg else args.effort
     rows = []
     for d in draws:

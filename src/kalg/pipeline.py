@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from kalg import candidates as search_stage
-from kalg import channel_programs, filters, frontend
+from kalg import channel_programs, effort, filters, frontend
 from kalg.clock import Clock
 from kalg.codegen import exhaustive as exact
 from kalg.codegen.bounds import describe_bound, lower_bound
@@ -117,8 +117,10 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
         decomposition = found.optimized.decomposition
         return Result(Stage.DECOMPOSITION, str(decomposition) + "\n", stats,
                       definition=definition, decomposition=decomposition, warnings=warnings)
-    program, winner, stop = choose_program(found.candidates, definition.outputs, registers,
-                                           input_register, ops, settings, deadline, found.large)
+    with effort.using(settings.effort) as level:
+        program, winner, stop = choose_program(found.candidates, definition.outputs, registers,
+                                               input_register, ops, settings, deadline,
+                                               found.large)
     decomposition = next((c[winner] for c in found.candidates.values() if winner in c), None)
     if stop:
         warnings.append(stop)
@@ -130,7 +132,7 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
     if proof is not None:
         stats["exhaustive search"] = proof
     bound = lower_bound(definition.outputs, registers, input_register, ops, len(program),
-                        settings.bound_nodes, proven)
+                        level.bound_nodes or settings.bound_nodes, proven)
     stats["lower bound"] = bound
     program, definition = filters.cleared(program, zeros), full
     clock.lap("exact searches")

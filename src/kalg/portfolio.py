@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from kalg import codegen, workers
+from kalg import codegen, effort, workers
 from kalg.codegen.opset import as_op_set_all
 from kalg.decomp import Decomposition
 from kalg.diagnostics import KalgError, RegisterPressureError, ResourceLimitError
@@ -277,6 +277,12 @@ def _rung(usable: dict[str, Decomposition], registers: tuple[str, ...], input_re
     if refine:
         attempt(name, order, REFINE)
         attempt(name, order, REFINE_NARROW)
+        level = effort.current()  # a higher level adds wider searches (`kalg.effort`)
+        if not level.default:
+            best = dict.fromkeys((n, o) for (_, _, o), n, _ in sorted(found, key=lambda f: f[0]))
+            for n, o in list(best)[:level.refined]:
+                attempt(n, o, level.widened(REFINE))
+            attempt(name, order, level.widened(REFINE_NARROW))
     return min(found, key=lambda f: f[0])
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from kalg import codegen, portfolio, workers
+from kalg import codegen, effort, portfolio, workers
 from kalg.candidates import FLAT_LARGE_VALUES
 from kalg.decomp import Decomposition
 from kalg.diagnostics import RegisterPressureError
@@ -142,4 +142,8 @@ def _refines(screened: list) -> list[tuple[str, int, codegen.Limits]]:
     jobs = [(name, order, REFINE) for (length, _, order), name, _ in screened[:REFINED]
             if length <= screened[0][0][0] + REFINE_MARGIN]
     (_, _, order), name, _ = screened[0]
-    return [*jobs, (name, order, REFINE_NARROW)]
+    level = effort.current()  # a higher level runs these and wider searches (`kalg.effort`)
+    wider = [] if level.default else [
+        *((n, o, level.widened(REFINE)) for (_, _, o), n, _ in screened[:level.refined]),
+        (name, order, level.widened(REFINE_NARROW))]
+    return [*jobs, (name, order, REFINE_NARROW), *wider]

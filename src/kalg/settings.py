@@ -31,6 +31,8 @@ class Settings:
     """Also run the exact search (`codegen.exhaustive`) for a shorter program, or a proof."""
     exhaustive_nodes: int = EXHAUSTIVE_NODES
     bound_nodes: int = BOUND_NODES
+    effort: str = "default"
+    """How hard the code generator searches: a level of `kalg.effort.LEVELS` (count budgets)."""
     """Node budget of the lower bound's exact searches (`codegen.bounds`)."""
     progress: Callable[[str], None] | None = None
     input: str | None = None

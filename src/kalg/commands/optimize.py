@@ -81,6 +81,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="node budget of the exhaustive search (deterministic; default: "
                         "6000000, up to about 15 s of CPU; ruling out every 5-instruction "
                         "program of a 3x3 kernel takes 0.1 to 5 million)")
+    p.add_argument("--effort", choices=["default", "high", "max"], default="default",
+                   help="how hard the code generator searches: default; high (wider refine "
+                        "searches of the best 3 candidates); max (wider still, the best 5, and "
+                        "a stronger lower bound; at most about a minute of CPU). Budgets are "
+                        "counts: the program does not depend on the machine's load "
+                        "(src/kalg/effort.py)")
     p.add_argument("--stats", action="store_true",
                    help="print statistics (instructions, bus steps, e-graph size, times) to stderr")
     p.add_argument("--json", action="store_true",
@@ -140,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
             input=args.input, emit=Stage(args.emit) if args.emit else target.emit,
             time_limit=args.time_limit, node_limit=args.node_limit, timeout=args.timeout,
             progress=progress, warn=None if args.json else warner(),
-            exhaustive=args.exhaustive,
+            exhaustive=args.exhaustive, effort=args.effort,
             **({"exhaustive_nodes": args.exhaustive_nodes} if args.exhaustive_nodes else {}))
         result = target.optimize(frontend.read_source(args.file), args.file, settings,
                                  output=args.output)
