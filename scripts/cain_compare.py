@@ -21,9 +21,10 @@ of a Cain `kernels.json` (`--kernels`). Each is compiled
   not counted. Cain's result is cached per kernel in `--cache` (default ~/.cache/kalg/cain),
   keyed by the kernel's exact content and Cain's settings, so a second run costs nothing.
 
-Prints a Markdown table per kernel (kalg per level, Cain, kalg/Cain), then one row per family
-(totals, ratios, how many kernels each compiler made longer, median and largest compile
-seconds), and writes every file and `summary.json` to `--out`.
+Prints a Markdown table per kernel (kalg per level, kalg's lower bound, Cain, kalg/Cain), then
+one row per family (totals, ratios, how many kernels each compiler made longer, median and
+largest compile seconds (wall) and largest CPU seconds of kalg's process and its workers), and
+writes every file and `summary.json` to `--out`.
 
 Cain is bounded by wall time and multi-threaded: on a loaded machine it gets less CPU and its
 programs can only get longer, which flatters kalg. Say so with any figure taken that way.
@@ -36,6 +37,7 @@ import hashlib
 import json
 import os
 import re
+import resource
 import secrets
 import shutil
 import statistics
@@ -84,20 +86,27 @@ def run_kalg(d: Draw, effort: str, out: Path, ops: str) -> dict:
     cmd = [sys.executable, "-m", "kalg", "optimize", str(source), "--json"]
     if effort != "default":
         cmd += ["--effort", effort]
-    start = time.monotonic()
+    start, before = time.monotonic(), _children_cpu()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=_env())
-    seconds = time.monotonic() - start
+    seconds, cpu = time.monotonic() - start, _children_cpu() - before
     try:
         obj = json.loads(proc.stdout)
     except json.JSONDecodeError:
         obj = {"ok": False, "errors": [{"message": proc.stderr[-300:]}]}
-    row = {"instructions": None, "lower": None, "seconds": round(seconds, 2)}
+    row = {"instructions": None, "lower": None, "seconds": round(seconds, 2),
+           "cpu": round(cpu, 2)}
     if obj.get("ok") and obj.get("verified"):
         (out / f"{d.name}.{effort}.scamp5").write_text(obj["program"], encoding="utf-8")
         row.update(instructions=obj["instructions"], lower=obj.get("lower_bound"))
     else:
         row["error"] = (obj.get("errors") or [{}])[0].get("message", "not verified")
     return row
+
+
+def _children_cpu() -> float:
+    """User + system seconds of this process's finished children (kalg and its workers)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _env() -> dict:
@@ -200,7 +209,7 @@ def family_table(rows: list[dict], efforts: list[str], cain: bool) -> list[str]:
     head = ["family", "kernels"]
     for e in efforts:
         head += [f"kalg {e}"] + ([f"{e}/Cain", f"{e} longer", f"{e} shorter"] if cain else [])
-        head += [f"{e} median s", f"{e} max s"]
+        head += [f"{e} median s", f"{e} max s", f"{e} max CPU s"]
     head += ["Cain", "proven shortest"] if cain else ["proven shortest"]
     lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     for fam in dict.fromkeys(r["family"] for r in rows):
@@ -212,6 +221,7 @@ def family_table(rows: list[dict], efforts: list[str], cain: bool) -> list[str]:
         for e in efforts:
             total = sum(r["kalg"][e]["instructions"] for r in both)
             secs = [r["kalg"][e]["seconds"] for r in mine]
+            cpus = [r["kalg"][e].get("cpu") for r in mine if r["kalg"][e].get("cpu") is not None]
             cells.append(str(total))
             if cain:
                 cells += [f"{total / c_total:.2f}" if c_total else "-",
@@ -219,7 +229,8 @@ def family_table(rows: list[dict], efforts: list[str], cain: bool) -> list[str]:
                                   for r in both)),
                           str(sum(r["kalg"][e]["instructions"] < r["cain"]["count"]
                                   for r in both))]
-            cells += [f"{statistics.median(secs):.1f}", f"{max(secs):.1f}"]
+            cells += [f"{statistics.median(secs):.1f}", f"{max(secs):.1f}",
+                      f"{max(cpus):.1f}" if cpus else "-"]
         proven = sum(r["kalg"][efforts[-1]]["instructions"] == r["kalg"][efforts[-1]]["lower"]
                      for r in both)
         cells += [str(c_total), str(proven)] if cain else [str(proven)]
