@@ -10,10 +10,12 @@ Levels (`LEVELS`):
 
 * ``default`` the budgets every other page of the documentation measures;
 * ``high``    each refine search with 4x the expansions and 2x the beam and moves, and the
-              best 3 screened candidates refined (not just the best);
-* ``max``     8x the expansions, 2x the beam and moves, the best 5 candidates refined, and the
-              bound's exact search with 100000 nodes; designed to stay within 60 s of CPU on
-              two cores for the kernels of `kalg.families` (docs/cain-families.md measures it).
+              best 3 screened candidates refined (not just the best), where the best screened
+              program has at most 40 instructions (`Effort.up_to`);
+* ``max``     8x the expansions, 2x the beam and moves, the best 5 candidates refined (also
+              up to 40 instructions), and the bound's exact search with 100000 nodes; meant to
+              stay within 60 s of CPU for the kernels of `kalg.families` (docs/cain-families.md
+              measures what it costs).
 
 The level in force is a context variable (`using`), set by the pipeline for one compile and
 read by the searches: the forked workers of `kalg.workers` inherit it.
@@ -41,6 +43,14 @@ class Effort:
     """How many of the best screened candidates get the wider refine search."""
     bound_nodes: int | None = None
     """Node budget of the lower bound's exact search (None: `Settings.bound_nodes`)."""
+    up_to: int = 40
+    """The wider searches run only where the screened program has at most this many
+    instructions: their cost grows with the program's length (a 7x7 dense kernel's ~45
+    instructions took more than two minutes of CPU), and short programs are where they win."""
+
+    def widens(self, length: int) -> bool:
+        """Whether a candidate screened at `length` instructions gets the wider searches."""
+        return not self.default and length <= self.up_to
 
     def widened(self, limits):
         """`limits` (a `codegen.Limits`) scaled by this level."""

@@ -278,8 +278,9 @@ def _rung(usable: dict[str, Decomposition], registers: tuple[str, ...], input_re
         attempt(name, order, REFINE)
         attempt(name, order, REFINE_NARROW)
         level = effort.current()  # a higher level adds wider searches (`kalg.effort`)
-        if not level.default:
-            best = dict.fromkeys((n, o) for (_, _, o), n, _ in sorted(found, key=lambda f: f[0]))
+        ranked = sorted(found, key=lambda f: f[0])
+        if level.widens(ranked[0][0][0]):
+            best = dict.fromkeys((n, o) for (_, _, o), n, _ in ranked)
             for n, o in list(best)[:level.refined]:
                 attempt(n, o, level.widened(REFINE))
             attempt(name, order, level.widened(REFINE_NARROW))

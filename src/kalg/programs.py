@@ -143,7 +143,7 @@ def _refines(screened: list) -> list[tuple[str, int, codegen.Limits]]:
             if length <= screened[0][0][0] + REFINE_MARGIN]
     (_, _, order), name, _ = screened[0]
     level = effort.current()  # a higher level runs these and wider searches (`kalg.effort`)
-    wider = [] if level.default else [
+    wider = [] if not level.widens(screened[0][0][0]) else [
         *((n, o, level.widened(REFINE)) for (_, _, o), n, _ in screened[:level.refined]),
         (name, order, level.widened(REFINE_NARROW))]
     return [*jobs, (name, order, REFINE_NARROW), *wider]
