@@ -252,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=None,
                    help="seed of the draw (default: a fresh random one, printed)")
     p.add_argument("--kernels", type=Path, help="a Cain kernels.json to run instead of families")
-    p.add_argument("--names", help="only these kernels (comma-separated)")
+    p.add_argument("--names", help="only these kernels (comma-separated), in this order")
     p.add_argument("--effort", nargs="+", default=["default"],
                    help="kalg levels to run (default, or a level of kalg optimize --effort)")
     p.add_argument("--no-kalg", action="store_true", help="only fill Cain's cache")
@@ -280,8 +280,9 @@ def main(argv: list[str] | None = None) -> int:
         drawn = [draw(fam, args.per_family, seed) for fam in args.families]
         draws = [d for i in range(args.per_family) for ds in drawn for d in ds[i:i + 1]]
     if args.names:
-        wanted = set(args.names.split(","))
-        draws = [d for d in draws if d.name in wanted]
+        wanted = args.names.split(",")  # in the order given
+        by_name = {d.name: d for d in draws}
+        draws = [by_name[n] for n in wanted if n in by_name]
     why = "--no-cain" if args.no_cain else cain_available(args.cain)
     if why:
         print(f"Cain skipped: {why}", file=sys.stderr)
