@@ -18,7 +18,8 @@ WIDE = "scamp5_wide"
 """The target name of the simulated wider register file (`kalg.frontend.target.WIDE`)."""
 
 REGISTERS = ("A", "B", "C", "D", "E", "F")
-"""SCAMP-5's analogue registers (`kalg.scamp5.isa.REGISTERS`, kept equal by a test)."""
+"""SCAMP-5's analogue registers (`kalg.targets.scamp5.machine.isa.REGISTERS`, kept equal by a
+test)."""
 
 SIMULATED_REGISTERS = tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-"""The simulated wide register file (`kalg.scamp5.isa.SIMULATED_REGISTERS`)."""
+"""The simulated wide register file (`kalg.targets.scamp5.machine.isa.SIMULATED_REGISTERS`)."""

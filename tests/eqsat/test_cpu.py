@@ -13,13 +13,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kalg.algebra.kernel import BOOLEAN, MAXPLUS, MINPLUS, REAL, Kernel
 from kalg.cli import main
 from kalg.diagnostics import KalgSemanticError, VerificationError
-from kalg.eqsat import cost, engine, extract, optimize
+from kalg.eqsat import cost, engine, extract
 from kalg.eqsat.extract import ENode
-from kalg.kernel import BOOLEAN, MAXPLUS, MINPLUS, REAL, Kernel
 from kalg.resources import rules_dir
 from kalg.targets.cpu import optimize as cpu
+from kalg.targets.scamp5 import optimize
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 BOX7 = Kernel.of({(x, y): 1 for x in range(-3, 4) for y in range(-3, 4)})
