@@ -24,7 +24,7 @@ from kalg import __version__
 from kalg.commands import generality
 from kalg.diagnostics import KalgError, UsageError, VerificationError
 from kalg.resources import bench_suite_path, many_compiles
-from kalg.stages import REGISTERS, WIDE
+from kalg.targets.scamp5.registers import REGISTERS, WIDE
 
 DESCRIPTION = """\
 Compile every kernel of a benchmark suite (default: kalg's bench suite, the 14 kernels of the

@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 
 from kalg.diagnostics import KalgError
-from kalg.stages import SIMULATED_REGISTERS as REGISTERS
-from kalg.stages import WIDE, Stage
+from kalg.stages import Stage
 from kalg.targets import TARGETS
+from kalg.targets.scamp5.registers import SIMULATED_REGISTERS as REGISTERS
+from kalg.targets.scamp5.registers import WIDE
 
 DESCRIPTION = """\
 Compile the last kernel or filter of FILE (or --name NAME) into the shortest SCAMP-5 program

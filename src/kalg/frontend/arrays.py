@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from kalg.diagnostics import KalgError
-from kalg.stages import SIMULATED_REGISTERS
+from kalg.targets.scamp5.registers import SIMULATED_REGISTERS
 
 __all__ = ["kalg_text"]
 

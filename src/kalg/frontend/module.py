@@ -10,8 +10,9 @@ from fractions import Fraction
 
 from kalg.algebra.kernel import Kernel, Semiring
 from kalg.diagnostics import KalgError, Span
+from kalg.targets.scamp5.registers import REGISTERS
 
-DEFAULT_REGISTERS = ("A", "B", "C", "D", "E", "F")
+DEFAULT_REGISTERS = REGISTERS
 """SCAMP-5's six analogue registers, the register file a target block starts from."""
 
 

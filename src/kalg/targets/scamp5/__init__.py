@@ -1,12 +1,21 @@
-"""The SCAMP-5 targets in the shape of `kalg.targets.Target`: `scamp5` (the device's register
-file A..F) and `scamp5_wide` (a simulated wider one, for studies).
+"""The SCAMP-5 target: programs of analogue instructions for the focal-plane processor.
 
-A thin plug-in over the existing stages, which it only calls: the cost model is
-`kalg.eqsat.cost.scamp5`, the lowering is `kalg.targets.scamp5.pipeline` (e-graph search, candidate
-portfolio, code generation, checks), the verifier is the exact symbolic execution
-(`kalg.targets.scamp5.machine.symbolic.verify_exact`) plus the simulator against the reference
-correlation (`kalg.targets.scamp5.machine.simulator.verify_numeric`), and the runner is the
-simulator.
+* `cost`: the cost models extraction minimises (`scamp5(op_set)`, `kernel()`).
+* `optimize`, `optimize_channels`: the e-graph search under them (decompositions of the outputs).
+* `pipeline`: the lowering, kernels → a verified program (`compile_text`), stage by stage:
+  `candidates` (decompositions), `programs`, `portfolio` and `filters` (the code generator's
+  best over them, monotone in resources), `channel_programs` and `channel_stages` (filters over
+  several inputs), `exact` (the exact search), `codegen` (the code generator).
+* `machine`: the device - instruction set (`isa`), program text (`text`), exact and numpy
+  simulators (`symbolic`, `simulator`: the verifier and the runner), noise (`noise`), and the
+  PNG of `kalg simulate --report` (`report`).
+
+`TARGET` (`scamp5`, the device's register file A..F) and `WIDE_TARGET` (`scamp5_wide`, a
+simulated wider one, for studies) are this target in the shape of `kalg.targets.Target`: the
+cost model is `cost.scamp5`, the lowering `pipeline`, the verifier the exact symbolic execution
+(`machine.symbolic.verify_exact`) plus the simulator against the reference correlation
+(`machine.simulator.verify_numeric`), and the runner the simulator. Importing this package is
+light: each plug-in method imports what it needs.
 """
 
 from __future__ import annotations
@@ -14,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kalg.stages import WIDE, Stage
+from kalg.stages import Stage
+from kalg.targets.scamp5.registers import WIDE
 
 
 class Scamp5Target:
@@ -27,7 +37,7 @@ class Scamp5Target:
         self.name = name
 
     def cost(self, ops: str = "all") -> Callable[..., float | None]:
-        from kalg.eqsat import cost
+        from kalg.targets.scamp5 import cost
         return cost.scamp5(ops)
 
     def lower(self, outputs: Mapping[str, Any], **settings: Any) -> list:

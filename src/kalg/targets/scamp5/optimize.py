@@ -14,9 +14,10 @@ from kalg.algebra.decomp import DagBuilder, Decomposition
 from kalg.algebra.kernel import Kernel
 from kalg.clock import Clock
 from kalg.diagnostics import KalgSemanticError
-from kalg.eqsat import analyses, cost, engine, extract, variants
+from kalg.eqsat import analyses, engine, extract, variants
 from kalg.eqsat.terms import parse
 from kalg.eqsat.variants import Variant
+from kalg.targets.scamp5 import cost
 
 FAMILIES = ("ring", "distributivity", "lower", "retime", "scamp5")
 """Rule families the SCAMP-5 schedule loads (rules/NAME.egg)."""

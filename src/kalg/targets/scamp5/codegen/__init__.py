@@ -42,6 +42,7 @@ from kalg.targets.scamp5.codegen.search import search
 from kalg.targets.scamp5.codegen.sequential import sequential
 from kalg.targets.scamp5.machine.isa import (
     OP_SETS,
+    REGISTERS,
     Instr,
     bus_steps,
     first_undefined_read,
@@ -57,7 +58,7 @@ INLINE_CAPS = (0, 4, 8)
 """Inlining policies tried (see `network.normalise`): 0 keeps the decomposition's structure."""
 
 
-def generate(decomp: Decomposition, registers: Sequence[str] = ("A", "B", "C", "D", "E", "F"),
+def generate(decomp: Decomposition, registers: Sequence[str] = REGISTERS,
              input_register: str = "A", op_set: str = "all",
              limits: Limits | None = None, memo: Memo | None = None,
              longest: int | None = None) -> list[Instr] | None:

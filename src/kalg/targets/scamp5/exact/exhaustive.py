@@ -86,7 +86,7 @@ from kalg.targets.scamp5.exact.twostep import P as SMALL_P
 from kalg.targets.scamp5.exact.twostep import TwoStep
 from kalg.targets.scamp5.exact.twostep import fingerprint as small_print
 from kalg.targets.scamp5.exact.twostep import monomial as small_monomial
-from kalg.targets.scamp5.machine.isa import NEWS, OP_SETS, Dir, Instr
+from kalg.targets.scamp5.machine.isa import NEWS, OP_SETS, REGISTERS, Dir, Instr
 
 _SMALL_HALF = pow(2, -1, SMALL_P)
 
@@ -262,7 +262,7 @@ CAPACITY = 2_000_000
 stay far below it, 116 MiB in all)."""
 
 
-def shortest_program(kernel: Kernel, *, registers: Sequence[str] = ("A", "B", "C", "D", "E", "F"),
+def shortest_program(kernel: Kernel, *, registers: Sequence[str] = REGISTERS,
                      input_register: str = "A", output: str | None = "A", op_set: str = "all",
                      max_length: int = 12, nodes: int = NODES, capacity: int = CAPACITY,
                      seconds: float | None = None, keep_input: bool = False,

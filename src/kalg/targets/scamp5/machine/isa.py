@@ -25,12 +25,9 @@ from enum import StrEnum
 from fractions import Fraction
 from typing import ClassVar
 
-REGISTERS = ("A", "B", "C", "D", "E", "F")
-"""The analogue registers a program for the real SCAMP-5 may name."""
-SIMULATED_REGISTERS = tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-"""The register file of the hypothetical wider SCAMP-5 (target `scamp5_wide`): A..F and then
-G..Z, for studies such as Cain's 18-register one. It exists only in kalg's simulators; programs
-that name a register beyond F cannot run on the device."""
+from kalg.targets.scamp5.registers import REGISTERS as REGISTERS  # the machine's, re-exported
+from kalg.targets.scamp5.registers import SIMULATED_REGISTERS
+
 NEWS = "NEWS"
 """The neighbour-exchange register: written by most macros, never named by a program."""
 
