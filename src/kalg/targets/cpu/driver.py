@@ -77,7 +77,7 @@ def compile(text: str, path: str, settings: Any, **options: Any) -> Any:
     go to it); for an earlier stage, that stage as `optimize` makes it."""
     from kalg import frontend
     from kalg.results import CompileResult
-    from kalg.targets.cpu import build
+    from kalg.targets.cpu.runner import build
 
     if settings.emit is not Stage.PROGRAM:
         if options:
