@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from kalg import effort
-from kalg.codegen import Limits
-from kalg.pipeline import Settings, compile_text
+from kalg.targets.scamp5.codegen import Limits
+from kalg.targets.scamp5.pipeline import Settings, compile_text
 
 TEXT = ("target scamp5 { registers: A..F, input: A, ops: all }\n"
         "kernel k = [1 2 1 ; 0 0 0 ; -1 -2 -1]\n")
@@ -29,9 +29,8 @@ def test_a_level_scales_every_refine_budget_by_counts():
 
 
 def test_an_unknown_level_is_refused_with_the_known_ones():
-    with pytest.raises(ValueError, match="default, high, max"):
-        with effort.using("extreme"):
-            pass
+    with pytest.raises(ValueError, match="default, high, max"), effort.using("extreme"):
+        pass
 
 
 def test_a_higher_level_is_never_longer():

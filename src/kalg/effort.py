@@ -2,7 +2,7 @@
 
 A level widens the code generator's refine searches (the wide beam search each screened
 candidate may get again: `programs`, `portfolio`) and the lower bound's exact search
-(`codegen.bounds`). Every budget is a count, so a level's program is the same on any machine,
+(`exact.bounds`). Every budget is a count, so a level's program is the same on any machine,
 busy or idle. A level above `default` runs every search `default` runs as well, and the
 shortest program wins, so its program is never longer than default's from the code generator.
 

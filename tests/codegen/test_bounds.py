@@ -1,4 +1,4 @@
-"""The lower bound every program header and --json report (`codegen.bounds`, issue 26): never
+"""The lower bound every program header and --json report (`exact.bounds`, issue 26): never
 above the length of a program that exists, equal to it where the program is trivially shortest,
 and "proven shortest" said only then."""
 
@@ -10,10 +10,10 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from kalg.codegen import exhaustive
-from kalg.codegen.bounds import describe_bound, lower_bound
-from kalg.kernel import Kernel
-from kalg.pipeline import compile_text
+from kalg.algebra.kernel import Kernel
+from kalg.targets.scamp5.exact import exhaustive
+from kalg.targets.scamp5.exact.bounds import describe_bound, lower_bound
+from kalg.targets.scamp5.pipeline import compile_text
 
 SIX = ("A", "B", "C", "D", "E", "F")
 LONGEST = {"all": 4, "basic": 6}
