@@ -152,7 +152,11 @@ def run(args: argparse.Namespace) -> int:
 
         text = json.dumps(base("optimize", file=args.file, definition=_name(result))
                           | compile_fields(result), indent=1) + "\n"
-    if args.output:
+    if result.files:  # a binary artefact the target wrote (cuda): say where
+        print(f"kalg: wrote {', '.join(result.files)}", file=sys.stderr)
+        if args.json:
+            sys.stdout.write(text)
+    elif args.output:
         try:
             Path(args.output).write_text(text, encoding="utf-8")
         except OSError as err:
