@@ -1,0 +1,143 @@
+"""The cuda target without a GPU: every example the cpu target accepts compiles to a CUDA object;
+`kalg optimize --target cuda -o F.a` writes the library and its header; running where there is
+no CUDA device is a clear error (exit 1, the cpu named) before any search; and the GPU
+schedule's algorithm is the cpu one: the schedule with its GPU loops stripped (the same tiles,
+shared-memory stages and placements as plain loops) runs on the CPU and equals the reference
+correlation. Plans are made once per module (each is a search)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import kalg
+from kalg import targets
+from kalg.cli import main
+from kalg.diagnostics import KalgError
+from kalg.targets.cpu import halide
+from kalg.targets.cpu.borders import Border
+from kalg.targets.cpu.runner import CpuFilter, correlate, load_definition, plan_definition
+from kalg.targets.cuda import device
+
+EXAMPLES = sorted(Path("examples").glob("*.kalg"))
+_PLANS: dict[str, object] = {}
+
+
+def _plan(path: Path):
+    """The example's cpu plan, or None where the cpu target refuses the example."""
+    if str(path) not in _PLANS:
+        try:
+            _PLANS[str(path)] = plan_definition(load_definition(path))
+        except KalgError:
+            _PLANS[str(path)] = None
+    return _PLANS[str(path)]
+
+
+@pytest.fixture
+def no_device(monkeypatch):
+    """As on a machine without CUDA (also where the tests run on one)."""
+    monkeypatch.setattr(device, "probe", lambda: "no CUDA driver in this test")
+
+
+def test_cuda_is_a_target_plug_in_of_the_cpu_plans():
+    cuda = targets.get("cuda")
+    assert isinstance(cuda, targets.Target) and cuda.name == "cuda"
+    assert cuda.cost() is not None and cuda.lower is not None
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_every_cpu_example_compiles_to_a_cuda_object(path, tmp_path):
+    plan = _plan(path)
+    if plan is None:
+        pytest.skip("the cpu target does not take this example")
+    obj = tmp_path / "pipeline.o"
+    note = halide.compile_cuda(plan, Border("replicate"), {"object": obj}, "f", runtime=False)
+    code = obj.read_bytes()
+    assert b".target sm_" in code and b".entry" in code  # a CUDA kernel (PTX) in the object
+    assert "tiles of" in note
+
+
+STRIPPED = ["gauss5", "sobel_xy", "box7", "chamfer", "cnn_layer", "colour_edges", "laplacian"]
+
+
+class _Stripped(CpuFilter):
+    """The cuda schedule with its GPU loops stripped, JIT-compiled for the CPU and checked by
+    CpuFilter's own reference check (`_check`: VerificationError on any difference)."""
+
+    def compiled(self, border):
+        if border not in self._compiled:
+            pipeline, params, self.note = halide.gpu_pipeline(self.plan, border, device=False)
+            fn = pipeline.compile_to_callable(params, halide.hl.get_host_target())
+            self._compiled[border] = lambda images, outs: fn(*images, *outs)
+            self._check(border)
+        return self._compiled[border]
+
+
+@pytest.mark.parametrize("name", STRIPPED)
+def test_the_gpu_schedule_stripped_equals_the_reference_correlation(name):
+    plan = _plan(Path("examples") / f"{name}.kalg")
+    border = Border("reflect101")
+    f = _Stripped(plan, border, name)
+    f.compiled(border)  # checked on 23x19 and 3x2 images (within one tile and its tail)
+    rng = np.random.default_rng(3)
+    shape = (45, 70)  # several tiles of 32x8 and their tails
+    images = [rng.uniform(-1, 1, shape) for _ in plan.inputs or (None,)]
+    got = f(np.stack(images, axis=-1) if plan.inputs else images[0])
+    got = got if isinstance(got, dict) else {next(iter(plan.outputs)): got}
+    for out, value in got.items():
+        if plan.inputs:
+            want = sum(correlate(k, images[plan.inputs.index(c)], border)
+                       for c, k in plan.channels[out].items())
+        else:
+            want = correlate(plan.kernels[out], images[0], border)
+        np.testing.assert_allclose(value, want, atol=1e-4)
+
+
+def test_long_column_windows_keep_their_recurrence_under_the_gpu_schedule():
+    plan = plan_definition(load_definition("kernel c = [" + "; ".join(["1"] * 15) + "] / 15"))
+    f = _Stripped(plan, Border("replicate"), "c")
+    f.compiled(Border("replicate"))
+    assert "column window" in f.note
+    image = np.random.default_rng(4).uniform(-1, 1, (80, 37))
+    want = correlate(plan.kernels["A" if "A" in plan.kernels else next(iter(plan.kernels))],
+                     image, Border("replicate"))
+    np.testing.assert_allclose(f(image), want, atol=1e-4)
+
+
+def test_optimize_writes_the_cuda_library_and_its_header(tmp_path, capsys):
+    out = tmp_path / "sobel.a"
+    assert main(["optimize", "examples/sobel_xy.kalg", "--target", "cuda", "-o", str(out)]) == 0
+    header = (tmp_path / "sobel.h").read_text()
+    assert "int sobel_xy(struct halide_buffer_t" in header
+    assert out.read_bytes().startswith(b"!<arch>")  # an ar archive: the pipeline and runtime
+    assert "sobel.a" in capsys.readouterr().err
+
+
+def test_optimize_for_cuda_with_another_suffix_is_a_usage_error(capsys):
+    assert main(["optimize", "examples/gauss3.kalg", "--target", "cuda", "-o", "g.py"]) == 2
+    assert "-o F.a" in capsys.readouterr().err
+
+
+def test_optimize_for_cuda_prints_the_plan_without_a_gpu():
+    r = kalg.compile("examples/gauss5.kalg", target="cuda", emit="decomposition")
+    assert r.verified and r.target == "cuda" and "ops/pixel" in r.text
+
+
+def test_running_without_a_device_says_so_and_names_the_cpu(no_device, capsys, tmp_path):
+    image = tmp_path / "in.npy"
+    np.save(image, np.zeros((8, 8), np.float32))
+    code = main(["run", "examples/gauss5.kalg", "--target", "cuda", "--image", str(image),
+                 "-o", str(tmp_path / "out.npy")])
+    err = capsys.readouterr().err
+    assert code == 1 and "no CUDA device is present" in err and "--target cpu" in err
+    assert "Traceback" not in err and not (tmp_path / "out.npy").exists()
+
+
+def test_compiling_to_run_without_a_device_raises_before_the_search(no_device, monkeypatch):
+    from kalg.targets.cuda import runner
+    monkeypatch.setattr(runner, "plan_definition", lambda d: pytest.fail("searched"))
+    with pytest.raises(device.NoCudaDevice, match="no CUDA device is present") as info:
+        kalg.compile("examples/gauss5.kalg", target="cuda")
+    assert "--target cpu" in info.value.hint
