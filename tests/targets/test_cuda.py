@@ -141,3 +141,18 @@ def test_compiling_to_run_without_a_device_raises_before_the_search(no_device, m
     with pytest.raises(device.NoCudaDevice, match="no CUDA device is present") as info:
         kalg.compile("examples/gauss5.kalg", target="cuda")
     assert "--target cpu" in info.value.hint
+
+
+def test_a_linked_cuda_library_loads_without_halide_and_fails_cleanly_without_a_device(
+        tmp_path, monkeypatch):
+    from kalg.targets.cuda.library import CudaPipeline
+    monkeypatch.setenv("KALG_CACHE_DIR", str(tmp_path))
+    plan = _plan(Path("examples/gauss3.kalg"))
+    path, source = halide.link_cuda(plan, Border("replicate"), (9, 0))
+    assert source.startswith("compiled") and path.parent == tmp_path
+    assert halide.link_cuda(plan, Border("replicate"), (9, 0)) == (path, "disk cache")
+    pipeline = CudaPipeline(path, 1, 1)  # ctypes only: what a GPU machine without Halide runs
+    if isinstance(device.probe(), str):  # no device here: an error, not a crash
+        image = np.zeros((8, 8), np.float32)
+        with pytest.raises(RuntimeError, match="Halide status"):
+            pipeline.run([image], [np.empty_like(image)])

@@ -53,6 +53,7 @@ import halide as hl
 import numpy as np
 
 from kalg import __version__
+from kalg.targets.cpu.abi import Buffer, host_buffer
 from kalg.targets.cpu.borders import Border
 from kalg.targets.cpu.plan import STRIP, WINDOW_STRIP, CpuPlan, direct_taps, plan_data
 
@@ -477,35 +478,6 @@ def _multiple(ex: int, ey: int, dx: int, dy: int) -> int | None:
 
 
 # ---------------------------------------------------------------------------- ahead of time
-class _Dim(ctypes.Structure):
-    _fields_ = [("min", ctypes.c_int32), ("extent", ctypes.c_int32),
-                ("stride", ctypes.c_int32), ("flags", ctypes.c_uint32)]
-
-
-class _Type(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class _Buffer(ctypes.Structure):
-    """halide_buffer_t (HalideRuntime.h)."""
-
-    _fields_ = [("device", ctypes.c_uint64), ("device_interface", ctypes.c_void_p),
-                ("host", ctypes.c_void_p), ("flags", ctypes.c_uint64), ("type", _Type),
-                ("dimensions", ctypes.c_int32), ("dim", ctypes.POINTER(_Dim)),
-                ("padding", ctypes.c_void_p)]
-
-
-_TYPES = {np.dtype(np.float32): (2, 32), np.dtype(np.uint8): (1, 8)}
-
-
-def _buffer(a: np.ndarray) -> tuple[_Buffer, object]:
-    h, w = a.shape
-    s0, s1 = (s // a.itemsize for s in a.strides)
-    dims = (_Dim * 2)(_Dim(0, w, s1, 0), _Dim(0, h, s0, 0))
-    code, bits = _TYPES[a.dtype]
-    return _Buffer(0, None, a.ctypes.data, 0, _Type(code, bits, 1), 2, dims, None), dims
-
-
 def _aot(pipeline: hl.Pipeline, params: list[hl.ImageParam], target: hl.Target, path: Path,
          arity: int) -> Callable | None:
     """Compile to object code, link a shared library into the cache, load it; None on any
@@ -533,11 +505,11 @@ def _load(path: Path, arity: int) -> Callable | None:
         fn = ctypes.CDLL(str(path)).kalg_filter
     except (OSError, AttributeError):
         return None
-    fn.argtypes = [ctypes.POINTER(_Buffer)] * arity
+    fn.argtypes = [ctypes.POINTER(Buffer)] * arity
     fn.restype = ctypes.c_int
 
     def run(images: list[np.ndarray], outs: list[np.ndarray]) -> None:
-        buffers = [_buffer(a) for a in [*images, *outs]]
+        buffers = [host_buffer(a) for a in [*images, *outs]]
         status = fn(*(ctypes.byref(b) for b, _ in buffers))
         if status != 0:
             raise RuntimeError(f"the Halide pipeline {path.name} failed with status {status}")
@@ -676,124 +648,51 @@ def compile_cuda(plan: CpuPlan, border: Border, files: dict[str, Path], name: st
     return note
 
 
-def load_cuda(plan: CpuPlan, border: Border, capability: tuple[int, int] | None,
-              ) -> tuple[CudaPipeline, str]:
-    """The plan's cuda pipeline as a shared library (object, Halide's runtime and the
-    primary-context hooks `_SHIM`, linked with the C compiler; from the disk cache when there),
-    loaded: for a machine with a CUDA device. RuntimeError if it cannot be built."""
-    target = cuda_target(capability)
-    directory = cache_dir() or Path(tempfile.mkdtemp(prefix="kalg-cuda-"))
-    path = directory / f"kalg_{_key(plan, border, target)[:32]}.so"
-    arity = (len(plan.inputs or (None,)), len(plan.outputs))
-    source = "disk cache"
+def _cuda_runtime(target: hl.Target, directory: Path) -> Path:
+    """Halide's runtime for `target` as an object in `directory`, compiled once (it takes
+    longer than a pipeline) and shared by every library linked for that target."""
+    key = hashlib.sha256(f"{target} {halide_version()} {CACHE_FORMAT}".encode()).hexdigest()
+    path = directory / f"kalg_runtime_{key[:16]}.o"
     if not path.exists():
-        source = "compiled (cached on disk)"
-        cc = shutil.which(os.environ.get("CC", "cc"))
-        if cc is None:
-            raise RuntimeError("the cuda target links its pipelines with a C compiler, and "
-                               "none was found (set CC)")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
-            obj, shim, lib = (Path(tmp) / n for n in ("pipeline.o", "shim.c", "pipeline.so"))
-            compile_cuda(plan, border, {"object": obj}, "kalg_filter", capability)
-            shim.write_text(_SHIM, encoding="utf-8")
-            subprocess.run([cc, "-shared", "-fPIC", "-o", str(lib), str(obj), str(shim),
-                            "-lpthread", "-ldl", "-lm"], check=True, capture_output=True,
-                           timeout=120)
-            os.replace(lib, path)
-    return CudaPipeline(ctypes.CDLL(str(path)), *arity), source
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=directory) as tmp:
+            hl.compile_standalone_runtime(str(Path(tmp) / "runtime.o"), target)
+            os.replace(Path(tmp) / "runtime.o", path)
+    return path
 
 
-class CudaPipeline:
-    """A loaded cuda pipeline (`load_cuda`), called through ctypes with halide_buffer_ts.
-
-    `run(images, outs)`: numpy arrays (float32 or uint8, C-contiguous); the images are copied
-    to the device, the outputs back, and the device memory freed. `run_device(images, outs)`:
-    device pointers of arrays on the device (CuPy, PyTorch: (pointer, shape, dtype) triples)
-    used in place, no copy. `resident(images)`: the images copied to the device once, for
-    timing (`Resident`)."""
-
-    def __init__(self, lib: ctypes.CDLL, inputs: int, outputs: int) -> None:
-        self.lib, self.inputs, self.outputs = lib, inputs, outputs
-        self.fn = lib.kalg_filter
-        self.fn.argtypes = [ctypes.POINTER(_Buffer)] * (inputs + outputs)
-        self.fn.restype = ctypes.c_int
-        for name in ("halide_copy_to_host", "halide_device_free", "halide_device_sync"):
-            f = getattr(lib, name)
-            f.argtypes, f.restype = [ctypes.c_void_p, ctypes.POINTER(_Buffer)], ctypes.c_int
-        lib.halide_cuda_device_interface.restype = ctypes.c_void_p
-        self.interface = lib.halide_cuda_device_interface()
-
-    def call(self, buffers: list) -> None:
-        status = self.fn(*(ctypes.byref(b) for b, _ in buffers))
-        if status != 0:
-            raise RuntimeError(f"the cuda pipeline failed with Halide status {status}")
-
-    def run(self, images: list[np.ndarray], outs: list[np.ndarray]) -> None:
-        buffers = [_buffer(a) for a in [*images, *outs]]
-        for b, _ in buffers[:len(images)]:
-            b.flags = 1  # halide_buffer_flag_host_dirty: copy to the device
+def link_cuda(plan: CpuPlan, border: Border, capability: tuple[int, int] | None,
+              path: Path | None = None) -> tuple[Path, str]:
+    """The plan's cuda pipeline as a shared library (its object with Halide's runtime and the
+    primary-context hooks `_SHIM`, linked by the C compiler) for a machine with a CUDA device of
+    `capability`: at `path`, or in the disk cache (reused when there). Returns the library and
+    how it was obtained; RuntimeError (or OSError) if it cannot be built. No GPU needed: the
+    library is loaded and called by `kalg.targets.cuda.library`."""
+    target = cuda_target(capability)
+    if path is None:
+        directory = cache_dir() or Path(tempfile.mkdtemp(prefix="kalg-cuda-"))
+        path = directory / f"kalg_{_key(plan, border, target)[:32]}.so"
+        if path.exists():
+            return path, "disk cache"
+    cc = shutil.which(os.environ.get("CC", "cc"))
+    if cc is None:
+        raise RuntimeError("the cuda target links its pipelines with a C compiler, and none "
+                           "was found (set CC)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    runtime = _cuda_runtime(target, cache_dir() or path.parent)
+    with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
+        obj, shim, lib = (Path(tmp) / n for n in ("pipeline.o", "shim.c", "pipeline.so"))
+        compile_cuda(plan, border, {"object": obj}, "kalg_filter", capability, runtime=False)
+        shim.write_text(_SHIM, encoding="utf-8")
         try:
-            self.call(buffers)
-            for b, _ in buffers[len(images):]:
-                self._check(self.lib.halide_copy_to_host(None, ctypes.byref(b)), "copy back")
-        finally:
-            for b, _ in buffers:
-                self.lib.halide_device_free(None, ctypes.byref(b))
-
-    def device_buffer(self, pointer: int, shape: tuple[int, int], dtype: np.dtype,
-                      ) -> tuple[_Buffer, object]:
-        h, w = shape
-        dims = (_Dim * 2)(_Dim(0, w, 1, 0), _Dim(0, h, w, 0))
-        code, bits = _TYPES[np.dtype(dtype)]
-        return _Buffer(pointer, self.interface, None, 0, _Type(code, bits, 1), 2, dims,
-                       None), dims
-
-    def run_device(self, images: list[tuple], outs: list[tuple]) -> None:
-        """`images`, `outs`: (device pointer, (h, w), dtype) of C-contiguous device arrays."""
-        buffers = [self.device_buffer(*a) for a in [*images, *outs]]
-        self.call(buffers)
-        for b, _ in buffers[len(images):]:
-            self._check(self.lib.halide_device_sync(None, ctypes.byref(b)), "sync")
-
-    def resident(self, images: list[np.ndarray], outs: list[np.ndarray]) -> Resident:
-        return Resident(self, images, outs)
-
-    @staticmethod
-    def _check(status: int, what: str) -> None:
-        if status != 0:
-            raise RuntimeError(f"the cuda pipeline's {what} failed with Halide status {status}")
+            subprocess.run([cc, "-shared", "-fPIC", "-o", str(lib), str(obj), str(runtime),
+                            str(shim), "-lpthread", "-ldl", "-lm"], check=True,
+                           capture_output=True, timeout=120)
+        except subprocess.SubprocessError as err:
+            raise RuntimeError(f"linking the cuda pipeline failed: {err}") from None
+        os.replace(lib, path)  # atomic: a reader sees a whole library or none
+    return path, "compiled (cached on disk)"
 
 
-class Resident:
-    """Images and outputs kept on the device between calls (for timing): `run()` runs the
-    pipeline and waits for it, `fetch()` copies the outputs back, `free()` frees them."""
-
-    def __init__(self, pipeline: CudaPipeline, images: list[np.ndarray],
-                 outs: list[np.ndarray]) -> None:
-        self.pipeline, self.outs = pipeline, outs
-        self.buffers = [_buffer(a) for a in [*images, *outs]]
-        for b, _ in self.buffers[:len(images)]:
-            b.flags = 1
-        self.n = len(images)
-        self.run()
-
-    def run(self) -> None:
-        self.pipeline.call(self.buffers)
-        for b, _ in self.buffers[self.n:]:
-            self.pipeline._check(self.pipeline.lib.halide_device_sync(None, ctypes.byref(b)),
-                                 "sync")
-
-    def fetch(self) -> list[np.ndarray]:
-        for b, _ in self.buffers[self.n:]:
-            self.pipeline._check(self.pipeline.lib.halide_copy_to_host(None, ctypes.byref(b)),
-                                 "copy back")
-        return self.outs
-
-    def free(self) -> None:
-        for b, _ in self.buffers:
-            self.pipeline.lib.halide_device_free(None, ctypes.byref(b))
-
-
-__all__ = ["Compiled", "CudaPipeline", "Lowering", "Resident", "cache_dir", "compile_cuda",
-           "compile_plan", "cuda_target", "gpu_pipeline", "halide_version", "load_cuda"]
+__all__ = ["Compiled", "Lowering", "cache_dir", "compile_cuda", "compile_plan", "cuda_target",
+           "gpu_pipeline", "halide_version", "link_cuda"]

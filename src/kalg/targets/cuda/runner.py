@@ -2,7 +2,8 @@
 
 A `CudaFilter` is a `CpuFilter` (the same verified plan, the same reference check before a
 pipeline's first result, on the device) whose pipelines are the cuda lowering
-(`halide.load_cuda`: the cpu algorithm with the GPU schedule, linked once into the disk cache).
+(`halide.link_cuda`: the cpu algorithm with the GPU schedule, linked once into the disk cache,
+called by `library.CudaPipeline`).
 numpy images are copied to the device and the results back; CuPy arrays (float32, C-contiguous;
 uint8 or bool for Boolean kernels) are used in place and the results are CuPy arrays.
 """
@@ -24,6 +25,7 @@ from kalg.targets.cpu.runner import (
     plan_definition,
 )
 from kalg.targets.cuda.device import Device, require
+from kalg.targets.cuda.library import CudaPipeline
 
 
 class CudaFilter(CpuFilter):
@@ -42,7 +44,9 @@ class CudaFilter(CpuFilter):
             from kalg.targets.cpu import halide  # the only module that imports Halide
             start = time.perf_counter()
             try:
-                pipeline, source = halide.load_cuda(self.plan, border, self.device.capability)
+                path, source = halide.link_cuda(self.plan, border, self.device.capability)
+                pipeline = CudaPipeline(path, len(self.plan.inputs or (None,)),
+                                        len(self.plan.outputs))
             except (OSError, RuntimeError) as err:
                 raise KalgError(f"cannot build the cuda pipeline: {err}") from None
             self.pipelines[border] = pipeline
