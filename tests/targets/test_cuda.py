@@ -156,3 +156,9 @@ def test_a_linked_cuda_library_loads_without_halide_and_fails_cleanly_without_a_
         image = np.zeros((8, 8), np.float32)
         with pytest.raises(RuntimeError, match="Halide status"):
             pipeline.run([image], [np.empty_like(image)])
+
+
+def test_cuda_bench_without_a_device_says_so(no_device, capsys):
+    assert main(["bench", "--target", "cuda", "box 3x3"]) == 1
+    err = capsys.readouterr().err
+    assert "no CUDA device is present" in err and "Traceback" not in err
