@@ -620,6 +620,8 @@ def _schedule_gpu(low: Lowering, out: hl.Func, device: bool) -> str:
         else:
             f.compute_root()
             tile(f, x, y, *GPU_TILE)
+    for v in scans:  # serial over the image: left on the host (see `_scan`)
+        low.funcs[v].update(0).unscheduled()
     for w3, r, block in low.column_at:
         w3.compute_root()
         tile(w3.update(0), x, block, WINDOW_THREADS, 1)
