@@ -184,3 +184,20 @@ def test_running_sums_read_other_than_as_windows_run_as_host_scans_in_the_cuda_p
     f = _Stripped(plan, Border("reflect"), "sat")
     image = np.random.default_rng(5).uniform(-1, 1, (20, 30))
     np.testing.assert_allclose(f(image), correlate(box, image, Border("reflect")), atol=1e-5)
+
+
+def test_the_cuda_object_is_byte_identical_when_compiled_again(tmp_path):
+    # in separate processes, as two runs of kalg (within one, Halide renames a second "out")
+    import subprocess
+    import sys
+    code = ("import sys; from pathlib import Path; from kalg.targets.cpu import halide; "
+            "from kalg.targets.cpu.borders import Border; "
+            "from kalg.targets.cpu.runner import load_definition, plan_definition; "
+            "plan = plan_definition(load_definition('examples/gauss3.kalg')); "
+            "halide.compile_cuda(plan, Border('replicate'), {'object': Path(sys.argv[1])}, "
+            "'g', runtime=False)")
+    objects = []
+    for _ in range(2):
+        subprocess.run([sys.executable, "-c", code, str(tmp_path / "g.o")], check=True)
+        objects.append((tmp_path / "g.o").read_bytes())
+    assert objects[0] == objects[1]
