@@ -166,18 +166,11 @@ def test_cuda_bench_without_a_device_says_so(no_device, capsys):
 
 def test_running_sums_read_other_than_as_windows_run_as_host_scans_in_the_cuda_pipeline(
         tmp_path):
-    # S = P_x P_y v read at four offsets (a summed-area table, not one difference): the scan is
-    # serial over the image, so the cuda pipeline leaves it on the host
-    from kalg.kernel import Kernel
-    from kalg.targets.cpu.optimize import Passes
-    from kalg.targets.cpu.plan import CpuPlan
-    program = Passes(Kernel.unit().semiring)
-    out = program.apply(["KCompose",
-                         ["KSub", ["KSub", ["Sh", 0, 0], ["Sh", 3, 0]],
-                          ["KSub", ["Sh", 0, 3], ["Sh", 3, 3]]],
-                         ["KCompose", ["KPrefix", 1, 0], ["KPrefix", 0, 1]]], 0)
-    box = Kernel.of({(x, y): 1 for x in range(3) for y in range(3)})
-    plan = CpuPlan(box.semiring, program, {"A": out}, {"A": box})
+    # a summed-area table (running sums read at four offsets, not one difference): the scan
+    # is serial over the image, so the cuda pipeline leaves it on the host
+    from .plans import summed_area_plan
+    plan = summed_area_plan()
+    box = plan.kernels["A"]
     note = halide.compile_cuda(plan, Border("reflect"), {"object": tmp_path / "s.o"}, "f",
                                runtime=False)
     assert "scan(s) on the host" in note

@@ -92,13 +92,23 @@ def compile(text: str, path: str, settings: Any, **options: Any) -> Any:
     from kalg.targets.cpu import build
 
     if settings.emit is not Stage.PROGRAM:
-        if options:
-            raise UsageError(f"unknown option(s) {', '.join(sorted(options))} for --emit "
-                             f"{settings.emit.value}")
-        r = optimize(text, path, settings)
-        return CompileResult(r.text, r.stage.value, r.program, r.stats, r.verified,
-                             r.decomposition, r.definition, r.warnings, target="cpu")
+        return earlier_stage(optimize, text, path, settings, options, "cpu")
     definition = frontend.load_text(text, path).definition(settings.name)
     function = build(definition, **options)
     return CompileResult(f"# {definition.name}: cpu pipeline (kalg.targets.cpu)\n", "program",
                          function, verified=True, definition=definition, target="cpu")
+
+
+def earlier_stage(optimize: Any, text: str, path: str, settings: Any, options: dict,
+                  target: str) -> Any:
+    """`kalg.compile` for a stage before the program: the target's `optimize` Result as a
+    `CompileResult` of `target`; runtime `options` (border=) are a UsageError there, raised
+    before any search."""
+    from kalg.api import CompileResult
+
+    if options:
+        raise UsageError(f"unknown option(s) {', '.join(sorted(options))} for --emit "
+                         f"{settings.emit.value}")
+    r = optimize(text, path, settings)
+    return CompileResult(r.text, r.stage.value, r.program, r.stats, r.verified,
+                         r.decomposition, r.definition, r.warnings, target=target)

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from kalg.targets.cpu.borders import Border
+from kalg.targets.table import markdown_table
 
 SHAPE = (2160, 3840)
 BORDER = Border("constant")
@@ -293,23 +294,7 @@ def format_table(results: list[dict]) -> str:
     """The Markdown table: throughput, then the one-time costs (search and compile: kalg's,
     on the machine that prepared the libraries; first calls: module load, PTX JIT, autotuning
     on the GPU)."""
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    for r in results:
-        cells = []
-        for h in COLUMNS:
-            v = r.get(h)
-            if v is None:
-                cells.append("n/a")
-            elif h.startswith("vs"):
-                cells.append(f"{v:.2f}x")
-            elif h == "max diff":
-                cells.append(f"{v:.1e}")
-            elif isinstance(v, float):
-                cells.append(f"{v:.0f}" if h.endswith("MP/s") else f"{v:.2f}")
-            else:
-                cells.append(str(v))
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    return markdown_table(results, COLUMNS)
 
 
 def libraries() -> str:

@@ -67,15 +67,11 @@ def compile(text: str, path: str, settings: Any, **options: Any) -> Any:
     CUDA device); for an earlier stage, that stage as `optimize` makes it."""
     from kalg import frontend
     from kalg.api import CompileResult
+    from kalg.targets.cpu import driver as cpu
     from kalg.targets.cuda import build, device
 
     if settings.emit is not Stage.PROGRAM:
-        if options:
-            raise UsageError(f"unknown option(s) {', '.join(sorted(options))} for --emit "
-                             f"{settings.emit.value}")
-        r = optimize(text, path, settings)
-        return CompileResult(r.text, r.stage.value, r.program, r.stats, r.verified,
-                             r.decomposition, r.definition, r.warnings, target="cuda")
+        return cpu.earlier_stage(optimize, text, path, settings, options, "cuda")
     device.require()
     definition = frontend.load_text(text, path).definition(settings.name)
     function = build(definition, **options)
