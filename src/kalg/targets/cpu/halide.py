@@ -1,7 +1,9 @@
 """Lowering a cpu plan to a Halide pipeline: the only module that imports Halide.
 
 `compile_plan(plan, border)` returns a `Compiled` function `run(images, outs)` over numpy arrays
-(one image per input channel: one for a kernel or a bank).
+(one image per input channel: one for a kernel or a bank). The cuda target lowers the same plans
+with the same algorithm (`Lowering.algorithm`) under a GPU schedule (`gpu_pipeline`), compiled
+for CUDA ahead of time (`compile_cuda`, `link_cuda`; see the section "cuda" below).
 
 Lowering (`_Lowering`): the input is wrapped in the border's boundary condition (Halide's
 `BoundaryConditions`, whose loop partitioning keeps the clamps out of the steady state); every
