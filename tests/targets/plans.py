@@ -1,6 +1,6 @@
 """Plans built by hand for the lowering tests (shapes the search does not produce)."""
 
-from kalg.kernel import Kernel
+from kalg.algebra.kernel import Kernel
 from kalg.targets.cpu.optimize import Passes, verify
 from kalg.targets.cpu.plan import CpuPlan
 

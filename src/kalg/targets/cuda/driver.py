@@ -24,7 +24,7 @@ def optimize(text: str, path: str, settings: Any, output: str | None = None) -> 
     for an `output` ending in .a or .o, that CUDA artefact and its header written (the Result
     names them in `files`; the text says what they hold). UsageError for another suffix."""
     from kalg import frontend
-    from kalg.pipeline import Result
+    from kalg.results import Result
     from kalg.targets.cpu import driver as cpu
     from kalg.targets.cpu.borders import DEFAULT, parse_border
 
@@ -66,9 +66,10 @@ def compile(text: str, path: str, settings: Any, **options: Any) -> Any:
     `program` is a verified `CudaFilter` (NoCudaDevice, before any search, where there is no
     CUDA device); for an earlier stage, that stage as `optimize` makes it."""
     from kalg import frontend
-    from kalg.api import CompileResult
+    from kalg.results import CompileResult
     from kalg.targets.cpu import driver as cpu
-    from kalg.targets.cuda import build, device
+    from kalg.targets.cuda import device
+    from kalg.targets.cuda.runner import build
 
     if settings.emit is not Stage.PROGRAM:
         return cpu.earlier_stage(optimize, text, path, settings, options, "cuda")
