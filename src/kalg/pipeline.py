@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from kalg import candidates as search_stage
-from kalg import channel_programs, filters, frontend
+from kalg import channel_programs, filters, frontend, layers
 from kalg.clock import Clock
 from kalg.codegen import exhaustive as exact
 from kalg.codegen.factored import shortest_chain
@@ -55,6 +55,11 @@ class Result:
     """True exactly when `program` was checked exactly and in the simulator."""
     warnings: list[str] = field(default_factory=list)
     input_register: str = "A"
+    readouts: list[layers.Readout] = field(default_factory=list)
+    """For a layer (`kalg.layers`): each program of the sequence and what is read out after
+    it; empty for one program."""
+    kept: str | None = None
+    """For a layer: where the input is kept between programs (None: never overwritten)."""
 
 
 VERIFY_SHAPE = (48, 48)
@@ -96,9 +101,11 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
     ops = settings.ops or target.ops
     registers = settings.registers or target.registers
     target_name = settings.target or target.name
-    if definition.channels:
-        return _compile_channels(definition, path, settings.emit, ops, registers, target,
-                                 target_name, clock, settings, deadline)
+    # A layer (more outputs than a program holds) and a filter over several inputs have
+    # compiles of their own.
+    if (own := _own_compile(definition, path, settings, ops, registers, input_register, target,
+                            target_name, clock, deadline)) is not None:
+        return own
     _check_compilable(definition, input_register, registers, target_name,
                       from_options=bool(settings.registers or settings.input))
     full, definition, zeros, warnings = filters.without_zeros(definition, settings.warn)
@@ -229,6 +236,85 @@ def _compile_channels(definition: frontend.Definition, path: str | Path, emit: S
                       "output only)")
     return Result(Stage.PROGRAM, format_program(program, header=header), stats, program,
                   definition=definition, verified=True, input_register=target.inputs[0])
+
+
+def _own_compile(definition: frontend.Definition, path: str | Path, settings: Settings, ops: str,
+                 registers: tuple[str, ...], input_register: str, target, target_name: str,
+                 clock: Clock, deadline: Deadline) -> Result | None:
+    """A layer's or a filter over several inputs' compile; None for any other definition."""
+    if _layer(definition, registers, input_register, settings.split or target.split):
+        return _compile_layer(definition, path, settings, ops, registers, input_register,
+                              target_name, clock)
+    if definition.channels:  # also a layer's group over several inputs
+        return _compile_channels(definition, path, settings.emit, ops, registers, target,
+                                 target_name, clock, settings, deadline)
+    return None
+
+
+def _layer(definition: frontend.Definition, registers: tuple[str, ...], input_register: str,
+           split: str | None) -> bool:
+    """Whether `definition` compiles as a layer (`kalg.layers`); a filter with more outputs
+    than one program holds is an error without a split."""
+    if definition.kind != "filter":
+        return False
+    channels = bool(definition.channels)
+    inputs = definition.inputs if channels else (input_register,)
+    count = len(definition.channels or definition.outputs)
+    if not layers.is_layer(count, registers, inputs, channels, split):
+        return False
+    if split is None:
+        room = layers.capacity(registers, inputs, channels)
+        raise KalgSemanticError(
+            f"'{definition.name}' has {count} outputs, more than one program holds: "
+            f"{room} on the registers {' '.join(registers)}"
+            + (f" besides its inputs {' '.join(inputs)}" if channels else ""),
+            definition.span,
+            hint="compile it as a layer, a sequence of programs read out in turn: "
+                 "--split auto (or 'split: auto' in the target block, split='auto' in "
+                 "kalg.compile); or, in simulation only, --target scamp5_wide --registers "
+                 f"A..{chr(ord('A') + count - 1 + (len(inputs) if channels else 0))}")
+    return True
+
+
+def _compile_layer(definition: frontend.Definition, path: str | Path, settings: Settings,
+                   ops: str, registers: tuple[str, ...], input_register: str,
+                   target_name: str, clock: Clock) -> Result:
+    """A layer: its groups' programs (each compiled by this pipeline, so verified) in
+    sequence, the sequence verified as a whole (`kalg.layers.compile_layer`)."""
+    if settings.emit is not Stage.PROGRAM:
+        raise KalgError(f"'{definition.name}' is a layer, a sequence of programs, one per group "
+                        "of outputs: there is no single e-graph or decomposition to emit "
+                        "(--emit kernels and ast work)")
+    if definition.semiring is not REAL:
+        _check_compilable(definition, input_register, registers, target_name)
+    for err in definition.unapproximated.values():
+        raise err  # SCAMP-5 can only halve: a non-dyadic kernel needs an approx setting
+    channels = bool(definition.channels)
+    inputs = definition.inputs if channels else (input_register,)
+    spec = layers.LayerSpec(definition.name, dict(definition.outputs),
+                            {o: dict(p) for o, p in definition.channels.items()}, inputs,
+                            registers, ops, target_name)
+    group = dataclasses.replace(settings, name=None, registers=None, input=None, ops=None,
+                                target=target_name, split=None, progress=None)
+
+    def compile_group(text: str, _inputs: tuple[str, ...]) -> Result:
+        return compile_text(text, f"{path} (a group)", group)
+
+    size = layers.group_size(registers, inputs, settings.split)
+    program, readouts, warnings, kept = layers.compile_layer(spec, size, compile_group)
+    clock.lap("layer")
+    stats = _program_stats(program, registers, ops) | {
+        "programs": len(readouts), "candidate": "layer",
+        "seconds": {stage: round(s, 3) for stage, s in clock.laps.items()}}
+    header = _header(definition, path, ops, registers, " ".join(inputs), target_name)
+    header[0] = (f"layer: {definition.name} (from {Path(path).name}), {len(readouts)} programs "
+                 f"read out in turn, {len(program)} instructions and {bus_steps(program)} bus "
+                 "steps in all")
+    header[-1] = ("verified: each program exactly (symbolic) and numerically (simulated), and "
+                  "the sequence replayed from the input, each readout against its kernels")
+    return Result(Stage.PROGRAM, layers.layer_text(header, program, readouts, kept), stats,
+                  program, definition=definition, verified=True, warnings=warnings,
+                  input_register=inputs[0], readouts=readouts, kept=kept)
 
 
 def _check_compilable(definition: frontend.Definition, input_register: str,

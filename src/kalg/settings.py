@@ -37,6 +37,10 @@ class Settings:
     When it expires during code generation the best verified program so far is the result."""
     warn: Callable[[str], None] | None = None
     """Receives each warning as soon as it is known (they are also in `Result.warnings`)."""
+    split: str | None = None
+    """A filter with more outputs than registers: "auto" compiles it as a layer, a sequence of
+    programs (`kalg.layers`), "N" with at most N outputs per program; None: the target
+    block's `split`, else such a filter is an error."""
 
 
 class Deadline:

@@ -81,6 +81,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="node budget of the exhaustive search (deterministic; default: "
                         "6000000, up to about 15 s of CPU; ruling out every 5-instruction "
                         "program of a 3x3 kernel takes 0.1 to 5 million)")
+    p.add_argument("--split", metavar="auto|N", type=_split, default=None,
+                   help="a filter with more outputs than registers (a CNN layer): compile it as "
+                        "a sequence of programs read out in turn, the groups chosen by kalg "
+                        "('auto') or of at most N outputs each (default: the file's target "
+                        "block 'split: auto', else such a filter is an error; docs/layers.md)")
     p.add_argument("--stats", action="store_true",
                    help="print statistics (instructions, bus steps, e-graph size, times) to stderr")
     p.add_argument("--json", action="store_true",
@@ -93,6 +98,13 @@ def _positive_int(text: str) -> int:
     if not text.isdigit() or int(text) <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
     return int(text)
+
+
+def _split(text: str) -> str:
+    if text != "auto" and not (text.isdigit() and int(text) > 0):
+        raise argparse.ArgumentTypeError(f"expected 'auto' or a positive number of outputs per "
+                                         f"program, got {text!r}")
+    return text
 
 
 def _register(text: str) -> str:
@@ -140,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
             input=args.input, emit=Stage(args.emit) if args.emit else target.emit,
             time_limit=args.time_limit, node_limit=args.node_limit, timeout=args.timeout,
             progress=progress, warn=None if args.json else warner(),
-            exhaustive=args.exhaustive,
+            exhaustive=args.exhaustive, split=args.split,
             **({"exhaustive_nodes": args.exhaustive_nodes} if args.exhaustive_nodes else {}))
         result = target.optimize(frontend.read_source(args.file), args.file, settings,
                                  output=args.output)
@@ -151,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
         from kalg.jsonout import base, compile_fields
 
         text = json.dumps(base("optimize", file=args.file, definition=_name(result))
-                          | compile_fields(result), indent=1) + "\n"
+                          | compile_fields(result) | _layer(result), indent=1) + "\n"
     if args.output:
         try:
             Path(args.output).write_text(text, encoding="utf-8")
@@ -167,3 +179,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _name(result) -> str | None:
     return result.definition.name if getattr(result, "definition", None) is not None else None
+
+
+def _layer(result) -> dict:
+    """The `layer` key of a layer's JSON (docs/json.md), absent for one program."""
+    if not getattr(result, "readouts", None):
+        return {}
+    from kalg.layers import json_layer
+
+    return {"layer": json_layer(result.readouts, result.kept)}
