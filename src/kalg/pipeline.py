@@ -135,6 +135,9 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
                                     input_register, ops, deadline)
     if proof is not None:
         stats["exhaustive search"] = proof
+    program, winner, noise = _by_noise(settings, found.candidates.get(ops, {}),
+                                       definition.outputs, program, winner, registers,
+                                       input_register, ops)
     program, definition = filters.cleared(program, zeros), full
     clock.lap("exact searches")
     stats["candidate"] = winner
@@ -174,9 +177,30 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
     header = _header(definition, path, ops, registers, input_register, target_name)
     if proof is not None and not zeros:
         header.append(f"length: {proof}")
+    header += noise  # --noise-slack: the chosen program's SNR, also in the statistics
+    stats |= {"noise": noise[0].removeprefix("noise: ")} if noise else {}
     return Result(Stage.PROGRAM, format_program(program, header=header), stats, program,
                   definition=definition, decomposition=decomposition, verified=True,
                   warnings=warnings, input_register=input_register)
+
+
+def _by_noise(settings: Settings, candidates: dict[str, Decomposition], outputs: dict,
+              program: list[Instr], winner: str, registers: tuple[str, ...], inp: str,
+              ops: str) -> tuple[list[Instr], str, list[str]]:
+    """With --noise-slack N, the quietest program within N instructions of `program`
+    (`kalg.noise_objective`) and the header line saying so; else `program` as it is."""
+    if not settings.noise_slack:
+        return program, winner, []
+    from kalg import noise_objective as quiet
+
+    model = quiet.MODELS[settings.noise_model]()
+    best, shortest, compared = quiet.quietest(program, winner, candidates, outputs, registers,
+                                              inp, ops, settings.noise_slack, model)
+    line = (f"noise: SNR {best.snr_db:.1f} dB under the {settings.noise_model} model (worst "
+            f"output), longest chain of {quiet.write_depth(best.program, inp)} writes; the "
+            f"quietest of {compared} programs within {settings.noise_slack} instructions of the "
+            f"shortest ({len(program)} instructions, SNR {shortest.snr_db:.1f} dB)")
+    return best.program, best.name, [line]
 
 
 def _cleared_result(definition: frontend.Definition, path: str | Path, ops: str,

@@ -81,6 +81,13 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="node budget of the exhaustive search (deterministic; default: "
                         "6000000, up to about 15 s of CPU; ruling out every 5-instruction "
                         "program of a 3x3 kernel takes 0.1 to 5 million)")
+    p.add_argument("--noise-slack", metavar="N", type=_count, default=0,
+                   help="choose, among the programs within N instructions of the shortest "
+                        "kalg finds, the one with the least expected analogue error under "
+                        "--noise-model, and report its SNR in the header (default: 0, the "
+                        "shortest)")
+    p.add_argument("--noise-model", choices=["auke", "cain"], default="auke",
+                   help="the noise model of --noise-slack (default: auke)")
     p.add_argument("--split", metavar="auto|N", type=_split, default=None,
                    help="a filter with more outputs than registers (a CNN layer): compile it as "
                         "a sequence of programs read out in turn, the groups chosen by kalg "
@@ -97,6 +104,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def _positive_int(text: str) -> int:
     if not text.isdigit() or int(text) <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return int(text)
+
+
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
     return int(text)
 
 
@@ -152,7 +165,8 @@ def run(args: argparse.Namespace) -> int:
             input=args.input, emit=Stage(args.emit) if args.emit else target.emit,
             time_limit=args.time_limit, node_limit=args.node_limit, timeout=args.timeout,
             progress=progress, warn=None if args.json else warner(),
-            exhaustive=args.exhaustive, split=args.split,
+            exhaustive=args.exhaustive, split=args.split, noise_slack=args.noise_slack,
+            noise_model=args.noise_model,
             **({"exhaustive_nodes": args.exhaustive_nodes} if args.exhaustive_nodes else {}))
         result = target.optimize(frontend.read_source(args.file), args.file, settings,
                                  output=args.output)
