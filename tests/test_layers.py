@@ -105,7 +105,7 @@ def test_the_program_text_marks_each_readout_and_what_each_program_writes(four):
     assert len(marks) == 4 and all("(register = output)" in m for m in marks)
     assert four.text.count("scamp5_kernel_begin();") == 4
     assert sum(line.startswith("// writes: ") for line in lines) == 4
-    assert "overwrites the input in A" in four.text
+    assert "overwrites the input: A by instruction" in four.text
 
 
 def test_optimize_json_reports_the_layer(capsys, tmp_path):

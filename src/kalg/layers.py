@@ -323,7 +323,8 @@ def _verify_sequence(spec: LayerSpec, program: list[Instr], readouts: list[Reado
 
 
 def layer_text(header: list[str], program: list[Instr], readouts: list[Readout],
-               kept: str | None) -> str:
+               kept: str | None, writes_line: Callable[[list[Instr], tuple[str, ...]], str],
+               ) -> str:
     """The layer as program text: the header, then each program with its own header (which
     registers it writes, where its input is) and, after it, a comment naming the registers to
     read out and the outputs they hold."""
@@ -333,12 +334,9 @@ def layer_text(header: list[str], program: list[Instr], readouts: list[Readout],
         lines.append(f"// {kept} (saved by program 1, read by program {total})")
     start = 0
     for r in readouts:
-        clobbered = [i for i in r.inputs if i in r.writes]
-        said = (f" (overwrites the input in {' '.join(clobbered)})" if clobbered
-                else f" (the input in {' '.join(r.inputs)} is kept)")
         own = [f"program {r.program} of {total}: outputs {' '.join(r.registers.values())}, "
                f"{r.instructions} instructions ({r.candidate})",
-               f"writes: {' '.join(r.writes)}{said}"]
+               writes_line(program[start:r.after], r.inputs)]
         lines.append(format_program(program[start:r.after], own).rstrip("\n"))
         lines.append(f"// read out {r.program} of {total} (register = output): "
                      + ", ".join(f"{reg} = {name}" for reg, name in r.registers.items()))

@@ -177,6 +177,7 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
     header = _header(definition, path, ops, registers, input_register, target_name)
     if proof is not None and not zeros:
         header.append(f"length: {proof}")
+    header.append(writes_line(program, (input_register,)))
     header += noise  # --noise-slack: the chosen program's SNR, also in the statistics
     stats |= {"noise": noise[0].removeprefix("noise: ")} if noise else {}
     return Result(Stage.PROGRAM, format_program(program, header=header), stats, program,
@@ -216,6 +217,7 @@ def _cleared_result(definition: frontend.Definition, path: str | Path, ops: str,
     verify_numeric(program, definition.outputs, image, input_register)
     stats = _program_stats(program, registers, ops) | {"candidate": filters.CLEARED}
     header = _header(definition, path, ops, registers, input_register, target_name)
+    header.append(writes_line(program, (input_register,)))
     return Result(Stage.PROGRAM, format_program(program, header=header), stats, program,
                   definition=definition, verified=True, warnings=warnings,
                   input_register=input_register)
@@ -255,6 +257,7 @@ def _compile_channels(definition: frontend.Definition, path: str | Path, emit: S
         "candidate": winner, "inputs": " ".join(target.inputs),
         "seconds": {stage: round(s, 3) for stage, s in clock.laps.items()}}
     header = _header(definition, path, ops, registers, " ".join(target.inputs), target_name)
+    header.append(writes_line(program, target.inputs))
     if settings.exhaustive:  # asked for, so say why there is no proof
         header.append("length: not proven (the exhaustive search takes one input and one "
                       "output only)")
@@ -336,8 +339,9 @@ def _compile_layer(definition: frontend.Definition, path: str | Path, settings: 
                  "steps in all")
     header[-1] = ("verified: each program exactly (symbolic) and numerically (simulated), and "
                   "the sequence replayed from the input, each readout against its kernels")
-    return Result(Stage.PROGRAM, layers.layer_text(header, program, readouts, kept), stats,
-                  program, definition=definition, verified=True, warnings=warnings,
+    text = layers.layer_text(header, program, readouts, kept, writes_line)
+    return Result(Stage.PROGRAM, text, stats, program, definition=definition, verified=True,
+                  warnings=warnings,
                   input_register=inputs[0], readouts=readouts, kept=kept)
 
 
@@ -644,6 +648,17 @@ def _header(definition: frontend.Definition, path: str | Path, ops: str,
     if target_name == WIDE:
         lines.insert(1, f"target: {_WIDE_NOTE}")
     return lines
+
+
+def writes_line(program: list[Instr], inputs: tuple[str, ...]) -> str:
+    """The header line saying which registers the program writes (what a caller loses) and
+    whether it overwrites its input(s), and where first."""
+    written = sorted({r for i in program for r in i.writes()})
+    firsts = [f"{r} by instruction {n}" for r in inputs
+              if (n := next((k for k, i in enumerate(program, 1) if r in i.writes()), None))]
+    said = (f"overwrites the input: {', '.join(firsts)}" if firsts
+            else f"the input in {' '.join(inputs)} is kept")
+    return f"writes: {' '.join(written) or 'nothing'} ({said})"
 
 
 def approximation_lines(definition: frontend.Definition) -> list[str]:
