@@ -198,7 +198,7 @@ def _by_noise(settings: Settings, candidates: dict[str, Decomposition], outputs:
     best, shortest, compared = quiet.quietest(program, winner, candidates, outputs, registers,
                                               inp, ops, settings.noise_slack, model)
     line = (f"noise: SNR {best.snr_db:.1f} dB under the {settings.noise_model} model (worst "
-            f"output), longest chain of {quiet.write_depth(best.program, inp)} writes; the "
+            f"output), longest chain of {quiet.write_depth(best.program, inp)} writes, the "
             f"quietest of {compared} programs within {settings.noise_slack} instructions of the "
             f"shortest ({len(program)} instructions, SNR {shortest.snr_db:.1f} dB)")
     return best.program, best.name, [line]
