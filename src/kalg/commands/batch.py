@@ -6,9 +6,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
-from kalg.commands.optimize import _positive_float, _positive_int, _split, parse_registers
+from kalg.commands.optimize import (
+    _positive_float,
+    _positive_int,
+    _split,
+    parse_registers,
+    write_output,
+)
 from kalg.diagnostics import KalgError
 from kalg.targets import TARGETS
 
@@ -66,13 +71,7 @@ def run(args: argparse.Namespace) -> int:
     counter.close()
     report = batch.report(results)
     text = json.dumps(report, indent=1) + "\n"
-    if args.output:
-        try:
-            Path(args.output).write_text(text, encoding="utf-8")
-        except OSError as err:
-            raise KalgError(f"cannot write {args.output!r}: {err.strerror}") from None
-    else:
-        sys.stdout.write(text)
+    write_output(text, args.output)
     totals = report["totals"]
     print(f"kalg batch: {totals['jobs']} definitions, {totals['compiled']} compiled, "
           f"{totals['failed']} failed", file=sys.stderr)

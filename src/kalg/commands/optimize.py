@@ -178,13 +178,7 @@ def run(args: argparse.Namespace) -> int:
 
         text = json.dumps(base("optimize", file=args.file, definition=_name(result))
                           | compile_fields(result) | _layer(result), indent=1) + "\n"
-    if args.output:
-        try:
-            Path(args.output).write_text(text, encoding="utf-8")
-        except OSError as err:
-            raise KalgError(f"cannot write {args.output!r}: {err.strerror}") from None
-    else:
-        sys.stdout.write(text)
+    write_output(text, args.output)
     if args.stats:
         for key, value in result.stats.items():
             print(f"kalg: {key}: {value}", file=sys.stderr)
@@ -202,3 +196,14 @@ def _layer(result) -> dict:
     from kalg.layers import json_layer
 
     return {"layer": json_layer(result.readouts, result.kept)}
+
+
+def write_output(text: str, output: str | None) -> None:
+    """`text` to the file `output` (KalgError if it cannot be written), or to stdout."""
+    if not output:
+        sys.stdout.write(text)
+        return
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise KalgError(f"cannot write {output!r}: {err.strerror}") from None
