@@ -323,9 +323,14 @@ def _compile_layer(definition: frontend.Definition, path: str | Path, settings: 
                             registers, ops, target_name)
     group = dataclasses.replace(settings, name=None, registers=None, input=None, ops=None,
                                 target=target_name, split=None, progress=None)
+    deadline, made = Deadline(settings.timeout), []  # --timeout bounds the whole layer
 
     def compile_group(text: str, _inputs: tuple[str, ...]) -> Result:
-        return compile_text(text, f"{path} (a group)", group)
+        made.append(text)
+        if settings.progress:
+            settings.progress(f"layer: program {len(made)}")
+        left = None if deadline.end is None else max(deadline.left(), 0.1)
+        return compile_text(text, f"{path} (a group)", dataclasses.replace(group, timeout=left))
 
     size = layers.group_size(registers, inputs, settings.split)
     program, readouts, warnings, kept = layers.compile_layer(spec, size, compile_group)
