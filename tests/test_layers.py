@@ -51,9 +51,10 @@ def test_eight_outputs_are_refused_with_the_split_option_not_register_g(capsys, 
     assert "--split auto" in err and "'G'" not in err
 
 
-def test_more_outputs_than_the_registers_given_is_an_error_naming_split(capsys, tmp_path):
+def test_more_outputs_than_the_registers_given_is_a_usage_error_naming_split(capsys, tmp_path):
     code, _, err = run(capsys, "optimize", kalg_file(tmp_path, FOUR), "--registers", "A..C")
-    assert code == 1 and "--split auto" in err and "Traceback" not in err
+    assert code == 2 and "D is an output register of 'four'" in err
+    assert "--split auto" in err and "Traceback" not in err
 
 
 def test_a_split_larger_than_a_program_holds_is_a_usage_error():

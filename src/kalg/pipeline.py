@@ -269,7 +269,12 @@ def _own_compile(definition: frontend.Definition, path: str | Path, settings: Se
                  registers: tuple[str, ...], input_register: str, target, target_name: str,
                  clock: Clock, deadline: Deadline) -> Result | None:
     """A layer's or a filter over several inputs' compile; None for any other definition."""
-    if _layer(definition, registers, input_register, settings.split or target.split):
+    # A budget given as an option that misses outputs named as the file's registers is the
+    # option's contradiction (a usage error, `_check_budget`), not a layer to refuse.
+    contradicted = bool(settings.registers) and set(
+        definition.channels or definition.outputs) <= set(target.registers)
+    if _layer(definition, registers, input_register, settings.split or target.split,
+              contradicted):
         return _compile_layer(definition, path, settings, ops, registers, input_register,
                               target_name, clock)
     if definition.channels:  # also a layer's group over several inputs
@@ -279,10 +284,11 @@ def _own_compile(definition: frontend.Definition, path: str | Path, settings: Se
 
 
 def _layer(definition: frontend.Definition, registers: tuple[str, ...], input_register: str,
-           split: str | None) -> bool:
+           split: str | None, contradicted: bool = False) -> bool:
     """Whether `definition` compiles as a layer (`kalg.layers`); a filter with more outputs
-    than one program holds is an error without a split."""
-    if definition.kind != "filter":
+    than one program holds is an error without a split (unless the budget `contradicted` the
+    file: then the budget's own usage error says so)."""
+    if definition.kind != "filter" or (split is None and contradicted):
         return False
     channels = bool(definition.channels)
     inputs = definition.inputs if channels else (input_register,)
@@ -401,7 +407,8 @@ def _check_budget(definition: frontend.Definition, input_register: str,
             hint=f"add them to --registers, or move the input with --input REG "
                  f"(e.g. --input {registers[0]}: a kernel's result then ends in it too)"
             if moved else "add them to --registers, or give the filter's outputs registers "
-                          "of the budget")
+                          "of the budget, or compile it as a sequence of programs with "
+                          "--split auto (docs/layers.md)")
 
 
 def _check_output(definition: frontend.Definition, register: str, kernel: Kernel) -> None:
