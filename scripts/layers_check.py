@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 import kalg
-from kalg.scamp5.simulator import simulate
+from kalg.targets.scamp5.machine.simulator import simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = [ROOT / "examples" / "layer8.kalg", ROOT / "examples" / "layer16.kalg"]

@@ -17,9 +17,9 @@ import kalg
 from cli_run import run
 from kalg.diagnostics import KalgError, UsageError
 from kalg.frontend import load_text
-from kalg.layers import plan_groups
-from kalg.scamp5.isa import Res
-from kalg.scamp5.simulator import simulate
+from kalg.targets.scamp5.layers import plan_groups
+from kalg.targets.scamp5.machine.isa import Res
+from kalg.targets.scamp5.machine.simulator import simulate
 
 FOUR = "filter four = [A: [1 2 1], B: [1 0 -1], C: [1; 2; 1], D: [1 1 1] / 2]\n"
 """Four outputs: on the registers A..D a program holds them all; on A..C it holds three."""

@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 
 import kalg
+from kalg.algebra.kernel import Kernel
 from kalg.diagnostics import UsageError
-from kalg.kernel import Kernel
-from kalg.noise_objective import MODELS, quietest, snr_db, write_depth
-from kalg.scamp5.isa import Add, Dir, Mov, Movx
-from kalg.scamp5.symbolic import verify_exact
+from kalg.targets.scamp5.machine.isa import Add, Dir, Mov, Movx
+from kalg.targets.scamp5.machine.symbolic import verify_exact
+from kalg.targets.scamp5.noise_objective import MODELS, quietest, snr_db, write_depth
 
 SMOOTH = "kernel smooth = [1 2 1] / 4\n"
 PAIR = {"A": [[1, 2, 1]], "B": [[1, 0, -1]]}

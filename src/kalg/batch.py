@@ -77,8 +77,7 @@ def compile_job(job: Job) -> dict[str, Any]:
     """The report entry of one job (a pure function of the job: what `kalg optimize --json`
     prints for the definition, less the wall times, or the error)."""
     import kalg
-    from kalg.jsonout import base, compile_fields, error_entry
-    from kalg.layers import json_layer
+    from kalg.jsonout import base, compile_fields, error_entry, layer_fields
 
     entry = base("optimize", file=job.path, definition=job.name)
     if job.problem is not None:
@@ -94,9 +93,7 @@ def compile_job(job: Job) -> dict[str, Any]:
     fields = compile_fields(result)
     fields["seconds"] = None
     fields["stats"].pop("seconds", None)
-    if result.readouts:
-        fields["layer"] = json_layer(result.readouts, result.kept)
-    return entry | fields
+    return entry | fields | layer_fields(result)
 
 
 Progress = Callable[[int, int], None]

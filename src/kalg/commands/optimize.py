@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 
 from kalg.diagnostics import KalgError
-from kalg.stages import SIMULATED_REGISTERS as REGISTERS
-from kalg.stages import WIDE, Stage
+from kalg.stages import Stage
 from kalg.targets import TARGETS
+from kalg.targets.scamp5.registers import SIMULATED_REGISTERS as REGISTERS
+from kalg.targets.scamp5.registers import WIDE
 
 DESCRIPTION = """\
 Compile the last kernel or filter of FILE (or --name NAME) into the shortest SCAMP-5 program
@@ -153,11 +154,11 @@ def run(args: argparse.Namespace) -> int:
     from kalg.resources import collector_paused
 
     with collector_paused():  # what an import makes is never garbage (`collector_paused`)
-        from kalg import frontend, targets
-        from kalg.pipeline import Settings
+        from kalg import driver, frontend
         from kalg.progress import reporter, warner
+        from kalg.settings import Settings
 
-    target = targets.get(args.target or "scamp5")  # None: the file's target block (SCAMP-5)
+    target = driver.target(args.target)  # None: the one the file's target block describes
     progress, done = reporter(args.stats)
     try:
         settings = Settings(
@@ -168,16 +169,16 @@ def run(args: argparse.Namespace) -> int:
             exhaustive=args.exhaustive, split=args.split, noise_slack=args.noise_slack,
             noise_model=args.noise_model,
             **({"exhaustive_nodes": args.exhaustive_nodes} if args.exhaustive_nodes else {}))
-        result = target.optimize(frontend.read_source(args.file), args.file, settings,
+        result = driver.optimize(frontend.read_source(args.file), args.file, settings,
                                  output=args.output)
     finally:
         done()
     text = result.text
     if args.json:
-        from kalg.jsonout import base, compile_fields
+        from kalg.jsonout import base, compile_fields, layer_fields
 
         text = json.dumps(base("optimize", file=args.file, definition=_name(result))
-                          | compile_fields(result) | _layer(result), indent=1) + "\n"
+                          | compile_fields(result) | layer_fields(result), indent=1) + "\n"
     write_output(text, args.output)
     if args.stats:
         for key, value in result.stats.items():
@@ -187,15 +188,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _name(result) -> str | None:
     return result.definition.name if getattr(result, "definition", None) is not None else None
-
-
-def _layer(result) -> dict:
-    """The `layer` key of a layer's JSON (docs/json.md), absent for one program."""
-    if not getattr(result, "readouts", None):
-        return {}
-    from kalg.layers import json_layer
-
-    return {"layer": json_layer(result.readouts, result.kept)}
 
 
 def write_output(text: str, output: str | None) -> None:

@@ -3,8 +3,8 @@
 Walks the statements in file order. `semiring` and `approx` statements set the defaults for
 the definitions after them; a definition's own `with` clause overrides them. Each definition is
 evaluated (`kalg.frontend.evaluate`), checked against its semiring and the target, and, if it
-is real and has a non-dyadic coefficient, approximated (`kalg.approx`) if a policy is set, else
-kept exact with the located error SCAMP-5 will raise (`Definition.unapproximated`). Every
+is real and has a non-dyadic coefficient, approximated (`kalg.algebra.approx`) if a policy is set,
+else kept exact with the located error SCAMP-5 will raise (`Definition.unapproximated`). Every
 problem is a `KalgSemanticError` located in the source.
 """
 
@@ -13,15 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from kalg import approx
-from kalg.channels import Channels
+from kalg.algebra import approx
+from kalg.algebra.channels import Channels
+from kalg.algebra.kernel import REAL, SEMIRINGS, Kernel, Semiring
 from kalg.diagnostics import KalgError, KalgSemanticError, Span
 from kalg.frontend import ast
 from kalg.frontend.evaluate import MONOMIALS, Scope, evaluate, located
 from kalg.frontend.module import Definition, Module, Target
 from kalg.frontend.structure import Tree, structure
 from kalg.frontend.target import target_of
-from kalg.kernel import REAL, SEMIRINGS, Kernel, Semiring
 from kalg.targets.cpu.borders import parse_border
 
 APPROX_PARAMS = ("depth", "max_error")
@@ -262,9 +262,9 @@ def _channel_approximation(parts: dict[str, Kernel], policy: ApproxPolicy,
 def _filter_outputs(statement: ast.FilterDef, target: Target,
                     ) -> dict[str, tuple[ast.Expr, Span]]:
     """Output name → (expression, span). The names are target registers, except in a filter
-    with more outputs than the target has registers (a layer, `kalg.layers`): one program
-    cannot hold it, so its outputs are labels that the layer's programs place in registers
-    (the pipeline refuses it unless a split is asked for)."""
+    with more outputs than the target has registers (a layer, `kalg.targets.scamp5.layers`):
+    one program cannot hold it, so its outputs are labels that the layer's programs place in
+    registers (the pipeline refuses it unless a split is asked for)."""
     places: dict[str, tuple[ast.Expr, Span]] = {}
     layer = len(statement.outputs) + len(target.inputs) > len(target.registers)
     for output in statement.outputs:

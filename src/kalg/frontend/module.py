@@ -8,10 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from kalg.algebra.kernel import Kernel, Semiring
 from kalg.diagnostics import KalgError, Span
-from kalg.kernel import Kernel, Semiring
+from kalg.targets.scamp5.registers import REGISTERS
 
-DEFAULT_REGISTERS = ("A", "B", "C", "D", "E", "F")
+DEFAULT_REGISTERS = REGISTERS
 """SCAMP-5's six analogue registers, the register file a target block starts from."""
 
 
@@ -28,10 +29,10 @@ class Target:
     span: Span | None = field(default=None, compare=False)
     inputs: tuple[str, ...] = ()
     """Every input register when the block lists several (`input: A B`): a filter's outputs
-    then read input channels by name (`kalg.channels`); empty for one input."""
+    then read input channels by name (`kalg.algebra.channels`); empty for one input."""
     split: str | None = None
-    """`split: auto` (or `split: N`): a filter with more outputs than registers compiles as a
-    layer, a sequence of programs of at most N outputs (`kalg.layers`); None: it is an error."""
+    """`split: auto`: a filter with more outputs than registers compiles as a layer, a sequence
+    of programs (`kalg.targets.scamp5.layers`); None: it is an error."""
 
 
 @dataclass(frozen=True, slots=True)

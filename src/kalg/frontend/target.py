@@ -11,14 +11,14 @@ deliberate opt-in for studies, compiled and verified in kalg's simulators only. 
 
 from __future__ import annotations
 
-from kalg import stages
 from kalg.diagnostics import KalgSemanticError
 from kalg.frontend import ast
 from kalg.frontend.module import Target
+from kalg.targets.scamp5 import registers
 
 TARGETS = ("scamp5", "scamp5_wide")
 """The machines kalg can compile for (`scamp5_wide`: simulated only, see the module docstring)."""
-WIDE = stages.WIDE
+WIDE = registers.WIDE
 """The target name of the simulated wider register file."""
 OP_SETS = ("all", "basic")
 """SCAMP-5 op sets: every macro, or AUKE's basic set (docs/scamp5-isa.md)."""
@@ -62,7 +62,8 @@ def _target(block: ast.TargetBlock) -> Target:
 
 
 def _split(field: ast.TargetField) -> str:
-    """`split: auto`: a filter with more outputs than registers is a layer (`kalg.layers`)."""
+    """`split: auto`: a filter with more outputs than registers is a layer
+    (`kalg.targets.scamp5.layers`)."""
     value = _single(field, "split")
     if value != "auto":
         raise KalgSemanticError(f"split takes 'auto' (a number of outputs per program is the "
