@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from kalg.diagnostics import KalgError
+from kalg.effort import LEVELS as EFFORTS
 from kalg.stages import Stage
 from kalg.targets import TARGETS
 from kalg.targets.scamp5.registers import SIMULATED_REGISTERS as REGISTERS
@@ -84,12 +85,13 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="node budget of the exhaustive search (deterministic; default: "
                         "6000000, up to about 15 s of CPU; ruling out every 5-instruction "
                         "program of a 3x3 kernel takes 0.1 to 5 million)")
-    p.add_argument("--effort", choices=["default", "high", "max"], default="default",
-                   help="how hard the code generator searches: default; high (wider refine "
-                        "searches of the best 3 candidates); max (wider still, the best 5, and "
-                        "a stronger lower bound; at most about a minute of CPU). Budgets are "
-                        "counts: the program does not depend on the machine's load "
-                        "(src/kalg/effort.py)")
+    p.add_argument("--effort", choices=list(EFFORTS), default="default",
+                   help="how hard the code generator searches (src/kalg/effort.py): default; "
+                        "high (wider refine searches of the best 3 candidates); max (wider "
+                        "still, the best 5, and a stronger lower bound; 15 s to over two "
+                        "minutes of CPU, docs/cain-families.md). Budgets are counts: the "
+                        "program never depends on the machine's load, and is never longer "
+                        "than default's from the code generator")
     p.add_argument("--noise-slack", metavar="N", type=_count, default=0,
                    help="choose, among the programs within N instructions of the shortest "
                         "kalg finds, the one with the least expected analogue error under "
