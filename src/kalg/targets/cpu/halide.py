@@ -464,6 +464,205 @@ def _multiple(ex: int, ey: int, dx: int, dy: int) -> int | None:
 # STANDALONE END
 
 
+# ---------------------------------------------------------------------------- pipelines
+SCHEDULES = {"fused": (32, 0), "fused-64": (64, 0), "tiled": (32, 512), "root": (32, 0)}
+"""Schedules of a pipeline graph: name → (rows per strip, columns per tile or 0 for whole
+rows). `fused`, `fused-64`: every stored stage computed per strip of the output, strips in
+parallel (Forma's fusion through tiling, with strips as tiles); `tiled`: per tile of a strip;
+`root`: no fusion - every stage and pass stored over the whole image, stage by stage (each
+parallel over strips and vectorised), the unfused baseline."""
+
+
+def compile_graph(gplan, border: Border, schedule: str) -> Compiled:
+    """A planned pipeline graph (`dataflow.plan.GraphPlan`) as one Halide pipeline with
+    `border` around every conv's operand and the named schedule (`SCHEDULES`); from the disk
+    cache when there. `run(images, outs)`: one float32 image per graph input, one array per
+    output (in the graph's output order)."""
+    start = time.perf_counter()
+    target = hl.get_host_target()
+    key = _graph_key(gplan, border, schedule, target)
+    path = cache_dir() / f"kalg_graph_{key[:32]}.so" if cache_dir() else None
+    arity = len(gplan.graph.inputs) + len(gplan.graph.outputs)
+    if path is not None and path.exists():
+        run = _load(path, arity)
+        if run is not None:
+            return Compiled(run, "disk cache", time.perf_counter() - start)
+    pipeline, params = GraphLowering(gplan, border, target, schedule).pipeline()
+    if path is not None and (run := _aot(pipeline, params, target, path, arity)):
+        return Compiled(run, "compiled (cached on disk)", time.perf_counter() - start)
+    jit = pipeline.compile_to_callable(params, target)
+    return Compiled(lambda images, outs: jit(*images, *outs), "JIT",
+                    time.perf_counter() - start)
+
+
+def _graph_key(gplan, border: Border, schedule: str, target: hl.Target) -> str:
+    lowering = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    text = "\n".join([f"kalg {__version__} format {CACHE_FORMAT} halide {halide_version()}",
+                      f"lowering {lowering}", f"target {target}",
+                      f"border {border.mode} {border.value!r}", f"schedule {schedule}",
+                      gplan.describe()])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class _SourcedLowering(Lowering):
+    """A plan's passes whose `input` pass c reads the Func `sources[c]` (a stage of the
+    pipeline, already extended by its border) instead of an image parameter."""
+
+    def __init__(self, data: dict, target: hl.Target, sources: dict[int, hl.Func],
+                 extent: hl.ImageParam) -> None:
+        super().__init__(data, "replicate", 0.0, target)
+        self.sources = sources
+        self.param = extent  # running-sum scans read the image's size from it
+
+    def func(self, v: int) -> hl.Func:
+        p = self.values[v]
+        if v not in self.funcs and p.op == "input":
+            f = hl.Func(f"v{v}")
+            f[self.x, self.y] = self.sources[p.param[0] if p.param else 0][self.x, self.y]
+            self.funcs[v] = f
+        return super().func(v)
+
+
+class GraphLowering:
+    """A pipeline graph as Halide Funcs, one per stage: the conv nodes from the plan's passes
+    (`_SourcedLowering`), the pointwise nodes as expressions of their operands; then the
+    schedule (`SCHEDULES`) in one place, apart from the algorithm."""
+
+    def __init__(self, gplan, border: Border, target: hl.Target, schedule: str) -> None:
+        from kalg.dataflow.plan import conv_name
+        from kalg.targets.cpu.plan import plan_data
+        self.graph, self.border, self.target = gplan.graph, border, target
+        self.schedule = schedule
+        self.x, self.y = hl.Var("x"), hl.Var("y")
+        self.vec = target.natural_vector_size(hl.Float(32))
+        self.params = [hl.ImageParam(hl.Float(32), 2, f"image_{n}") for n in self.graph.inputs]
+        self.funcs: dict[int, hl.Func] = {}
+        self.stored: list[hl.Func] = []
+        self.conv_name = conv_name
+        channel = {o: c for c, o in enumerate(gplan.operands)}
+        sources: dict[int, hl.Func] = {}  # filled as the operands are defined, in order
+        self.linear = _SourcedLowering(plan_data(gplan.linear), target, sources, self.params[0])
+        for i in self.graph.live():
+            self._define(i)
+            if i in channel:
+                sources[channel[i]] = self._bordered(i)
+
+    def _define(self, i: int) -> None:
+        n = self.graph.nodes[i]
+        if n.op == "const":
+            return
+        f = self.funcs[i] = hl.Func(f"s{i}")
+        if n.op == "input":
+            f[self.x, self.y] = self.params[n.param][self.x, self.y]
+        elif n.op == "conv":  # its passes read only operands defined before it
+            f[self.x, self.y] = self.linear.expr(self.linear.outputs[self.conv_name(i)])
+            self.stored.append(f)
+        else:
+            f[self.x, self.y] = self._pointwise(n)
+
+    def _value(self, i: int) -> hl.Expr:
+        n = self.graph.nodes[i]
+        if n.op == "const":
+            return hl.f32(float(n.param))
+        return self.funcs[i][self.x, self.y]
+
+    def _pointwise(self, n) -> hl.Expr:
+        args = [self._value(i) for i in n.args]
+        if n.op == "compare":
+            return hl.select(_compare(str(n.param), *args), hl.f32(1), hl.f32(0))
+        return _POINTWISE[n.op](*args)
+
+    def _bordered(self, i: int) -> hl.Func:
+        """Stage i extended beyond the image by the border (what a conv reads)."""
+        n = self.graph.nodes[i]
+        if n.op == "input":
+            source = self.params[n.param]
+            bounds = None
+        else:
+            source = self.funcs[i]
+            if self.graph.nodes[i].op != "conv":  # a conv is stored already
+                self.stored.append(source)
+            bounds = [hl.Range(0, self.params[0].width()), hl.Range(0, self.params[0].height())]
+        mode, bc = self.border.mode, hl.BoundaryConditions
+        extra = [] if bounds is None else [bounds]
+        match mode:
+            case "constant":
+                return bc.constant_exterior(source, *extra, hl.f32(self.border.value))
+            case "replicate":
+                return bc.repeat_edge(source, *extra)
+            case "reflect":
+                return bc.mirror_image(source, *extra)
+            case "reflect101":
+                return bc.mirror_interior(source, *extra)
+            case "wrap":
+                return bc.repeat_image(source, *extra)
+        raise ValueError(f"unknown border {mode}")
+
+    def pipeline(self) -> tuple[hl.Pipeline, list[hl.ImageParam]]:
+        x, y = self.x, self.y
+        values = [self._value(v) for v in self.graph.outputs.values()]
+        out = hl.Func("out")
+        out[x, y] = values[0] if len(values) == 1 else hl.Tuple(values)
+        rows, cols = SCHEDULES[self.schedule]
+        yo, yi, xo, xi = hl.Var("yo"), hl.Var("yi"), hl.Var("xo"), hl.Var("xi")
+        out.split(y, yo, yi, rows, hl.TailStrategy.GuardWithIf).parallel(yo)
+        at = yo
+        if cols:
+            out.split(x, xo, xi, cols, hl.TailStrategy.GuardWithIf).reorder(xi, yi, xo, yo)
+            out.vectorize(xi, self.vec, hl.TailStrategy.GuardWithIf)
+            at = xo
+        else:
+            out.vectorize(x, self.vec, hl.TailStrategy.GuardWithIf)
+        inner = [f for f in self.linear.at_strip if f not in self.stored]
+        if self.schedule == "root":
+            for f in [*self.stored, *inner]:
+                self._root(f, rows)
+        else:
+            for f in [*self.stored, *inner]:
+                f.compute_at(out, at).vectorize(x, self.vec)
+        for f in self.linear.roots:
+            f.compute_root()
+        for f in self.linear.column_at:
+            f.compute_at(out, at) if self.schedule != "root" else f.compute_root()
+        return hl.Pipeline(out), self.params
+
+    def _root(self, f: hl.Func, rows: int) -> None:
+        yo, yi = hl.Var("yo"), hl.Var("yi")
+        f.compute_root().split(self.y, yo, yi, rows, hl.TailStrategy.GuardWithIf).parallel(yo)
+        f.vectorize(self.x, self.vec, hl.TailStrategy.GuardWithIf)
+
+
+_POINTWISE = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b,
+    "neg": lambda a: -a,
+    "abs": hl.abs,
+    "sqrt": lambda a: hl.sqrt(hl.max(a, hl.f32(0))),  # sqrt of max(a, 0): never NaN
+    "min": hl.min,
+    "max": hl.max,
+    "select": lambda m, a, b: hl.select(m != hl.f32(0), a, b),
+    "clamp": lambda a, lo, hi: hl.min(hl.max(a, lo), hi),
+}
+"""Each pointwise node of a graph as a Halide expression of its operands (`compare` apart)."""
+
+
+def _compare(op: str, a: hl.Expr, b: hl.Expr) -> hl.Expr:
+    match op:
+        case "<":
+            return a < b
+        case "<=":
+            return a <= b
+        case ">":
+            return a > b
+        case ">=":
+            return a >= b
+        case "==":
+            return a == b
+    return a != b
+
+
 # ---------------------------------------------------------------------------- ahead of time
 class _Dim(ctypes.Structure):
     _fields_ = [("min", ctypes.c_int32), ("extent", ctypes.c_int32),
@@ -533,4 +732,5 @@ def _load(path: Path, arity: int) -> Callable | None:
     return run
 
 
-__all__ = ["Compiled", "Lowering", "cache_dir", "compile_plan", "halide_version"]
+__all__ = ["SCHEDULES", "Compiled", "GraphLowering", "Lowering", "cache_dir", "compile_graph",
+           "compile_plan", "halide_version"]
