@@ -96,6 +96,9 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
     ops = settings.ops or target.ops
     registers = settings.registers or target.registers
     target_name = settings.target or target.name
+    if definition.pipeline is not None:  # a located error at the first stage it cannot run
+        from kalg.dataflow.scamp5 import check_scamp5
+        check_scamp5(definition.pipeline, target_name, definition.span)
     if definition.channels:
         return _compile_channels(definition, path, settings.emit, ops, registers, target,
                                  target_name, clock, settings, deadline)

@@ -51,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
     border = borders.parse_border(args.border) if args.border else None
     definition = runner.load_definition(args.file, args.name)
     inputs = definition.inputs if definition.channels else ()
+    if definition.pipeline is not None and len(definition.pipeline.inputs) > 1:
+        inputs = definition.pipeline.inputs
     image = read_image(Path(args.image), colour=bool(inputs))
     if inputs:  # the channel count is checked before the search
         runner.channel_planes(image, inputs, definition.name)

@@ -33,6 +33,8 @@ def optimize(text: str, path: str, settings: Any, output: str | None = None) -> 
     definition = frontend.load_text(text, path).definition(settings.name)
     limits = engine.Limits(nodes=min(settings.node_limit, cpu.DEFAULT_LIMITS.nodes),
                            seconds=settings.time_limit)
+    if definition.pipeline is not None:
+        return _pipeline(definition, limits, output)
     try:  # the cpu target plug-in: search, passes, verification (no Halide here)
         if definition.channels:  # a filter over several inputs
             plan = plan_channels(definition.channels, definition.inputs, limits)
@@ -64,6 +66,26 @@ def optimize(text: str, path: str, settings: Any, output: str | None = None) -> 
     return Result(emit, text, stats, definition=definition, verified=True)
 
 
+def _pipeline(definition: Any, limits: Any, output: str | None) -> Any:
+    """A pipeline's graph and the verified plan of its linear blocks, as text."""
+    from kalg.dataflow.plan import plan_graph
+    from kalg.pipeline import Result
+    if output and output.endswith(".py"):
+        raise UsageError("a pipeline has no standalone module yet: run it with 'kalg run' or "
+                         "kalg.compile(..., target='cpu')")
+    try:
+        plan = plan_graph(definition.pipeline, limits)
+    except KalgSemanticError as err:
+        raise KalgSemanticError(f"'{definition.name}': {err.message}", err.span or definition.span,
+                                err.hint) from None
+    text = (f"# {definition.name}: cpu pipeline, {plan.ops()} ops/pixel (linear passes "
+            f"{plan.linear.ops()}, shared; pointwise stages the rest)\n"
+            f"# linear blocks verified: {plan.linear.verified}\n# {plan.linear.note}\n"
+            + plan.describe() + "\n")
+    return Result(Stage.DECOMPOSITION, text, {"ops/pixel": plan.ops()}, definition=definition,
+                  verified=True)
+
+
 def _refuse_scamp5_settings(settings: Any) -> None:
     """SCAMP-5 settings with --target cpu would be silently ignored: refuse them."""
     given = [f"--{n}" for n in ("registers", "ops", "input", "timeout")
@@ -90,6 +112,12 @@ def compile(text: str, path: str, settings: Any, **options: Any) -> Any:
         return CompileResult(r.text, r.stage.value, r.program, r.stats, r.verified,
                              r.decomposition, r.definition, r.warnings, target="cpu")
     definition = frontend.load_text(text, path).definition(settings.name)
+    if definition.pipeline is not None:
+        from kalg.targets.cpu.pipelines import build_pipeline
+        function = build_pipeline(definition, **options)
+        return CompileResult(f"# {definition.name}: cpu pipeline (kalg.targets.cpu)\n",
+                             "program", function, verified=True, definition=definition,
+                             target="cpu")
     function = build(definition, **options)
     return CompileResult(f"# {definition.name}: cpu pipeline (kalg.targets.cpu)\n", "program",
                          function, verified=True, definition=definition, target="cpu")
