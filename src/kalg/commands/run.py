@@ -42,6 +42,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         "than 0 outside the image as constant:V (e.g. constant:7, or quoted, "
                         "'constant 7') (default: the definition's border setting, else "
                         "replicate)")
+    p.add_argument("--schedule", metavar="NAME", default=None,
+                   help="a pipeline's Halide schedule: fused, fused-64, tiled or root "
+                        "(default: the fastest, measured once on this machine and cached)")
     p.add_argument("--stats", action="store_true", help="print times to stderr")
     return p
 
@@ -56,7 +59,13 @@ def run(args: argparse.Namespace) -> int:
     image = read_image(Path(args.image), colour=bool(inputs))
     if inputs:  # the channel count is checked before the search
         runner.channel_planes(image, inputs, definition.name)
-    f = runner.build(definition, border)
+    if definition.pipeline is not None:
+        from kalg.targets.cpu.pipelines import build_pipeline
+        f = build_pipeline(definition, border, args.schedule)
+    elif args.schedule:
+        raise KalgError("--schedule is for pipelines; a kernel or filter has one schedule")
+    else:
+        f = runner.build(definition, border)
     result = f(image)
     outs = result if isinstance(result, dict) else {None: result}
     written = [_named(Path(args.output), name) for name in outs]

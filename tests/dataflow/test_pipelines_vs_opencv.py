@@ -1,0 +1,99 @@
+"""The pipeline examples compute what the OpenCV calls they name compute: the numpy reference
+on random images (fast), and the compiled Halide pipelines (a few, each compiled once)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import kalg
+from kalg.cli import main
+from kalg.dataflow import reference
+from kalg.frontend import load_file
+from kalg.targets.cpu.borders import Border
+
+cv2 = pytest.importorskip("cv2")
+ROOT = Path(__file__).resolve().parents[2]
+R = cv2.BORDER_REPLICATE
+
+
+def _gradient(im):
+    g = cv2.GaussianBlur(im, (5, 5), 0, borderType=R)
+    return cv2.magnitude(cv2.Sobel(g, cv2.CV_32F, 1, 0, borderType=R),
+                         cv2.Sobel(g, cv2.CV_32F, 0, 1, borderType=R))
+
+
+def _unsharp(im):
+    blurred = cv2.GaussianBlur(im, (5, 5), 0, borderType=R)
+    sharpened = cv2.addWeighted(im, 1.5, blurred, -0.5, 0)
+    low = cv2.compare(cv2.absdiff(im, blurred), 0.05, cv2.CMP_LT)
+    return cv2.copyTo(im, low, sharpened)
+
+
+OPENCV = {
+    "harris": lambda im: cv2.cornerHarris(im, 3, 3, 0.04, borderType=R),
+    "shi_tomasi": lambda im: cv2.cornerMinEigenVal(im, 3, 3, borderType=R),
+    "gradient_magnitude": _gradient,
+    "dog": lambda im: (cv2.GaussianBlur(im, (3, 3), 0, borderType=R)
+                       - cv2.GaussianBlur(im, (7, 7), 0, borderType=R)),
+    "unsharp": _unsharp,
+}
+
+
+def _close(got, want):
+    """Equal to float32 rounding: within a few ulps of the largest magnitude."""
+    return np.max(np.abs(got - want)) <= 1e-6 * max(1.0, float(np.max(np.abs(want))))
+
+
+@pytest.mark.parametrize("name", list(OPENCV))
+@pytest.mark.parametrize("shape", [(37, 53), (4, 3)])
+def test_example_reference_equals_opencv(name, shape):
+    image = np.random.default_rng(7).random(shape, dtype=np.float32)
+    graph = load_file(ROOT / "examples" / f"{name}.kalg").definition().pipeline
+    (got,) = reference.evaluate(graph, [image], Border("replicate")).values()
+    assert _close(got, OPENCV[name](image))
+
+
+@pytest.mark.parametrize("name", ["harris", "unsharp"])
+def test_compiled_example_equals_opencv(name, tmp_path, monkeypatch):
+    monkeypatch.setenv("KALG_CACHE_DIR", str(tmp_path))
+    f = kalg.compile(ROOT / "examples" / f"{name}.kalg", target="cpu", schedule="fused").program
+    for shape in [(61, 47), (2, 5)]:
+        image = np.random.default_rng(3).random(shape, dtype=np.float32)
+        assert _close(f(image), OPENCV[name](image))
+
+
+def test_every_pointwise_operation_compiles_to_the_reference(tmp_path, monkeypatch):
+    monkeypatch.setenv("KALG_CACHE_DIR", str(tmp_path))
+    source = """kernel k = [1 2 1] / 4
+pipeline p(a, b) {
+  let s = conv(k, a) - b / 2
+  out mix = select(s >= 0, min(s, a), max(-s, abs(b))) + clamp(a * b, -1/4, 1/4)
+  out root = sqrt(abs(s)) + (a != b) + (a == a) + (s < 1) + (s <= 1) - (s > 2)
+} with border reflect101
+"""
+    f = kalg.compile(source, target="cpu", schedule="tiled").program
+    rng = np.random.default_rng(5)
+    a, b = (rng.uniform(-1, 1, (33, 70)).astype(np.float32) for _ in range(2))
+    got = f([a, b])
+    graph = load_file_text(source)
+    want = reference.evaluate(graph, [a, b], Border("reflect101"))
+    for name in ("mix", "root"):
+        assert np.max(np.abs(got[name] - want[name])) <= 1e-5
+
+
+def load_file_text(source: str):
+    from kalg.frontend import load_text
+    return load_text(source).definition().pipeline
+
+
+def test_kalg_run_applies_a_pipeline_to_an_image(tmp_path, monkeypatch):
+    monkeypatch.setenv("KALG_CACHE_DIR", str(tmp_path))
+    image = np.random.default_rng(1).random((20, 30), dtype=np.float32)
+    np.save(tmp_path / "in.npy", image)
+    out = tmp_path / "out.npy"
+    assert main(["run", str(ROOT / "examples" / "dog.kalg"), "--image",
+                 str(tmp_path / "in.npy"), "-o", str(out), "--schedule", "root"]) == 0
+    assert _close(np.load(out), OPENCV["dog"](image))
