@@ -96,9 +96,7 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
     ops = settings.ops or target.ops
     registers = settings.registers or target.registers
     target_name = settings.target or target.name
-    if definition.pipeline is not None:  # a located error at the first stage it cannot run
-        from kalg.dataflow.scamp5 import check_scamp5
-        check_scamp5(definition.pipeline, target_name, definition.span)
+    _refuse_pipeline(definition, target_name)
     if definition.channels:
         return _compile_channels(definition, path, settings.emit, ops, registers, target,
                                  target_name, clock, settings, deadline)
@@ -305,6 +303,13 @@ def _check_output(definition: frontend.Definition, register: str, kernel: Kernel
             f"{where} reaches {kernel.radius()} pixels from its centre: on SCAMP-5's 256x256 "
             f"array no output pixel would see all its inputs (at most {MAX_REACH})",
             definition.span)
+
+
+def _refuse_pipeline(definition: frontend.Definition, target_name: str) -> None:
+    """A pipeline is a located error on SCAMP-5, at the first stage the device cannot run."""
+    if definition.pipeline is not None:
+        from kalg.dataflow.scamp5 import check_scamp5
+        check_scamp5(definition.pipeline, target_name, definition.span)
 
 
 def _with_input(definition: frontend.Definition, file_input: str,

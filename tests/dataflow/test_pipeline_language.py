@@ -88,6 +88,6 @@ def test_a_stage_scamp5_cannot_run_is_a_located_error_naming_stage_and_target(
                     f"  out o = {stage}\n}}\n")
     assert main(["optimize", str(path)]) == 1
     err = capsys.readouterr().err
-    assert f"p.kalg:4:" in err
+    assert "p.kalg:4:" in err
     assert f"stage 'o': {what} cannot run on scamp5" in err
     assert "--target cpu" in err

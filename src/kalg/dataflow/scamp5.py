@@ -61,7 +61,7 @@ def _why_not(graph: Graph, n) -> str | None:
 
 def _power_of_two(c: Fraction) -> bool:
     c = abs(Fraction(c))
-    return c != 0 and c.numerator & (c.numerator - 1) == 0 and c.denominator == 1 or (
+    return (c != 0 and c.numerator & (c.numerator - 1) == 0 and c.denominator == 1) or (
         c.numerator == 1 and c.denominator & (c.denominator - 1) == 0)
 
 
