@@ -465,12 +465,15 @@ def _multiple(ex: int, ey: int, dx: int, dy: int) -> int | None:
 
 
 # ---------------------------------------------------------------------------- pipelines
-SCHEDULES = {"fused": (32, 0), "fused-64": (64, 0), "tiled": (32, 512), "root": (32, 0)}
+SCHEDULES = {"fused": (32, 0), "fused-64": (64, 0), "tiled": (32, 512), "tiled-256": (64, 256),
+             "sliding": (32, 0), "sliding-128": (128, 0), "root": (32, 0)}
 """Schedules of a pipeline graph: name → (rows per strip, columns per tile or 0 for whole
-rows). `fused`, `fused-64`: every stored stage computed per strip of the output, strips in
-parallel (Forma's fusion through tiling, with strips as tiles); `tiled`: per tile of a strip;
-`root`: no fusion - every stage and pass stored over the whole image, stage by stage (each
-parallel over strips and vectorised), the unfused baseline."""
+rows). `fused`, `fused-64`: every stored stage (an image a conv reads, and the passes the plan
+stores) computed per strip of the output, strips in parallel (Forma's fusion through tiling,
+with strips as tiles); `tiled`, `tiled-256`: per tile of a strip; `sliding`, `sliding-128`:
+stored per strip but computed row by row as the output's rows need them (Halide's sliding
+window: line buffers); `root`: no fusion - every stage and pass stored over the whole image,
+stage by stage (each parallel over strips and vectorised), the unfused baseline."""
 
 
 def compile_graph(gplan, border: Border, schedule: str) -> Compiled:
@@ -554,9 +557,9 @@ class GraphLowering:
         f = self.funcs[i] = hl.Func(f"s{i}")
         if n.op == "input":
             f[self.x, self.y] = self.params[n.param][self.x, self.y]
-        elif n.op == "conv":  # its passes read only operands defined before it
+        elif n.op == "conv":  # its passes read only operands defined before it; inlined
+            # unless another conv reads it (`_bordered`): Halide's CSE computes it once per pixel
             f[self.x, self.y] = self.linear.expr(self.linear.outputs[self.conv_name(i)])
-            self.stored.append(f)
         else:
             f[self.x, self.y] = self._pointwise(n)
 
@@ -580,8 +583,7 @@ class GraphLowering:
             bounds = None
         else:
             source = self.funcs[i]
-            if self.graph.nodes[i].op != "conv":  # a conv is stored already
-                self.stored.append(source)
+            self.stored.append(source)
             bounds = [hl.Range(0, self.params[0].width()), hl.Range(0, self.params[0].height())]
         mode, bc = self.border.mode, hl.BoundaryConditions
         extra = [] if bounds is None else [bounds]
@@ -617,6 +619,9 @@ class GraphLowering:
         if self.schedule == "root":
             for f in [*self.stored, *inner]:
                 self._root(f, rows)
+        elif self.schedule.startswith("sliding"):
+            for f in [*self.stored, *inner]:
+                f.store_at(out, yo).compute_at(out, yi).vectorize(x, self.vec)
         else:
             for f in [*self.stored, *inner]:
                 f.compute_at(out, at).vectorize(x, self.vec)
