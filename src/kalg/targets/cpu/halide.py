@@ -465,15 +465,19 @@ def _multiple(ex: int, ey: int, dx: int, dy: int) -> int | None:
 
 
 # ---------------------------------------------------------------------------- pipelines
-SCHEDULES = {"fused": (32, 0), "fused-64": (64, 0), "tiled": (32, 512), "tiled-256": (64, 256),
+SCHEDULES = {"fused": (32, 0), "fused-8": (8, 0), "fused-16": (16, 0), "fused-64": (64, 0),
+             "tiled": (32, 512), "tiled-256": (64, 256),
              "sliding": (32, 0), "sliding-128": (128, 0), "root": (32, 0)}
-"""Schedules of a pipeline graph: name → (rows per strip, columns per tile or 0 for whole
-rows). `fused`, `fused-64`: every stored stage (an image a conv reads, and the passes the plan
-stores) computed per strip of the output, strips in parallel (Forma's fusion through tiling,
-with strips as tiles); `tiled`, `tiled-256`: per tile of a strip; `sliding`, `sliding-128`:
-stored per strip but computed row by row as the output's rows need them (Halide's sliding
-window: line buffers); `root`: no fusion - every stage and pass stored over the whole image,
-stage by stage (each parallel over strips and vectorised), the unfused baseline."""
+"""Schedules of a pipeline graph: name -> (rows per strip, columns per tile or 0 for whole rows).
+
+* `fused`, `fused-8`, `fused-16`, `fused-64`: every stored stage (an image a conv reads, and
+  the passes the plan stores) computed per strip of the output, strips in parallel (Forma's
+  fusion through tiling, with strips as tiles);
+* `tiled`, `tiled-256`: the same per tile of a strip;
+* `sliding`, `sliding-128`: stored per strip, computed row by row as the output's rows need
+  them (Halide's sliding window: line buffers);
+* `root`: no fusion - every stage and pass stored over the whole image, stage by stage (each
+  parallel over strips and vectorised): the unfused baseline."""
 
 
 def compile_graph(gplan, border: Border, schedule: str) -> Compiled:
@@ -545,10 +549,37 @@ class GraphLowering:
         channel = {o: c for c, o in enumerate(gplan.operands)}
         sources: dict[int, hl.Func] = {}  # filled as the operands are defined, in order
         self.linear = _SourcedLowering(plan_data(gplan.linear), target, sources, self.params[0])
+        for group in self._levels():
+            shared = [i for i in group if i in channel and self.graph.nodes[i].op != "input"]
+            if len(shared) > 1:  # images that convs read, one level: one loop, one Tuple
+                self._define_together(shared)
+            for i in group:
+                if i not in self.funcs:
+                    self._define(i)
+            for i in shared[:1] if len(shared) == 1 else ():
+                self.stored.append(self.funcs[i])
+            for i in group:
+                if i in channel:
+                    sources[channel[i]] = self._bordered(i)
+
+    def _levels(self) -> list[list[int]]:
+        """The live nodes by depth (the longest path from an input): a node depends only on
+        nodes of lower depth."""
+        depth: dict[int, int] = {}
         for i in self.graph.live():
-            self._define(i)
-            if i in channel:
-                sources[channel[i]] = self._bordered(i)
+            depth[i] = 1 + max((depth[a] for a in self.graph.nodes[i].args), default=-1)
+        return [[i for i in depth if depth[i] == d] for d in range(max(depth.values()) + 1)]
+
+    def _define_together(self, nodes: list[int]) -> None:
+        """Pointwise stages of one depth that convs read, as ONE stored Tuple-valued Func
+        (their common operands are computed once per pixel, in one loop); each stage is an
+        element of it."""
+        t = hl.Func(f"t{nodes[0]}")
+        t[self.x, self.y] = hl.Tuple([self._pointwise(self.graph.nodes[i]) for i in nodes])
+        self.stored.append(t)
+        for k, i in enumerate(nodes):
+            f = self.funcs[i] = hl.Func(f"s{i}")
+            f[self.x, self.y] = t[self.x, self.y][k]
 
     def _define(self, i: int) -> None:
         n = self.graph.nodes[i]
@@ -583,7 +614,6 @@ class GraphLowering:
             bounds = None
         else:
             source = self.funcs[i]
-            self.stored.append(source)
             bounds = [hl.Range(0, self.params[0].width()), hl.Range(0, self.params[0].height())]
         mode, bc = self.border.mode, hl.BoundaryConditions
         extra = [] if bounds is None else [bounds]
