@@ -467,7 +467,8 @@ def _multiple(ex: int, ey: int, dx: int, dy: int) -> int | None:
 # ---------------------------------------------------------------------------- pipelines
 SCHEDULES = {"fused": (32, 0), "fused-8": (8, 0), "fused-16": (16, 0), "fused-64": (64, 0),
              "tiled": (32, 512), "tiled-256": (64, 256),
-             "sliding": (32, 0), "sliding-128": (128, 0), "root": (32, 0)}
+             "sliding": (32, 0), "sliding-128": (128, 0), "lean": (32, 0), "lean-16": (16, 0),
+             "lean-64": (64, 0), "root": (32, 0)}
 """Schedules of a pipeline graph: name -> (rows per strip, columns per tile or 0 for whole rows).
 
 * `fused`, `fused-8`, `fused-16`, `fused-64`: every stored stage (an image a conv reads, and
@@ -476,6 +477,8 @@ SCHEDULES = {"fused": (32, 0), "fused-8": (8, 0), "fused-16": (16, 0), "fused-64
 * `tiled`, `tiled-256`: the same per tile of a strip;
 * `sliding`, `sliding-128`: stored per strip, computed row by row as the output's rows need
   them (Halide's sliding window: line buffers);
+* `lean`, `lean-16`, `lean-64`: as `fused-*`, but only the stages convs read are stored: the
+  plan's own stored passes are inlined (more arithmetic, less memory traffic);
 * `root`: no fusion - every stage and pass stored over the whole image, stage by stage (each
   parallel over strips and vectorised): the unfused baseline."""
 
@@ -646,6 +649,8 @@ class GraphLowering:
         else:
             out.vectorize(x, self.vec, hl.TailStrategy.GuardWithIf)
         inner = [f for f in self.linear.at_strip if f not in self.stored]
+        if self.schedule.startswith("lean"):
+            inner = []  # inlined: each pass recomputed where it is read
         if self.schedule == "root":
             for f in [*self.stored, *inner]:
                 self._root(f, rows)

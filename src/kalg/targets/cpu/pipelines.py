@@ -27,7 +27,7 @@ from kalg.dataflow.plan import GraphPlan, plan_graph
 from kalg.diagnostics import KalgError, KalgSemanticError, VerificationError
 from kalg.targets.cpu.borders import Border, parse_border
 
-SEARCH = ("fused", "fused-16", "fused-64")
+SEARCH = ("fused", "fused-16", "lean", "lean-16")
 """The schedules the search measures (`halide.SCHEDULES`), in order of preference on a tie."""
 
 SEARCH_SHAPE = (1080, 1920)
