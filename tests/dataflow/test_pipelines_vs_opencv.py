@@ -12,34 +12,14 @@ import kalg
 from kalg.cli import main
 from kalg.dataflow import reference
 from kalg.frontend import load_file
+from kalg.targets.cpu.bench_pipelines import opencv_chains
 from kalg.targets.cpu.borders import Border
 
 cv2 = pytest.importorskip("cv2")
 ROOT = Path(__file__).resolve().parents[2]
-R = cv2.BORDER_REPLICATE
 
 
-def _gradient(im):
-    g = cv2.GaussianBlur(im, (5, 5), 0, borderType=R)
-    return cv2.magnitude(cv2.Sobel(g, cv2.CV_32F, 1, 0, borderType=R),
-                         cv2.Sobel(g, cv2.CV_32F, 0, 1, borderType=R))
-
-
-def _unsharp(im):
-    blurred = cv2.GaussianBlur(im, (5, 5), 0, borderType=R)
-    sharpened = cv2.addWeighted(im, 1.5, blurred, -0.5, 0)
-    low = cv2.compare(cv2.absdiff(im, blurred), 0.05, cv2.CMP_LT)
-    return cv2.copyTo(im, low, sharpened)
-
-
-OPENCV = {
-    "harris": lambda im: cv2.cornerHarris(im, 3, 3, 0.04, borderType=R),
-    "shi_tomasi": lambda im: cv2.cornerMinEigenVal(im, 3, 3, borderType=R),
-    "gradient_magnitude": _gradient,
-    "dog": lambda im: (cv2.GaussianBlur(im, (3, 3), 0, borderType=R)
-                       - cv2.GaussianBlur(im, (7, 7), 0, borderType=R)),
-    "unsharp": _unsharp,
-}
+OPENCV = opencv_chains()
 
 
 def _close(got, want):

@@ -53,6 +53,7 @@ import halide as hl
 import numpy as np
 
 from kalg import __version__
+from kalg.dataflow.graph import compare
 from kalg.targets.cpu.borders import Border
 from kalg.targets.cpu.plan import STRIP, WINDOW_STRIP, CpuPlan, direct_taps, plan_data
 
@@ -606,7 +607,7 @@ class GraphLowering:
     def _pointwise(self, n) -> hl.Expr:
         args = [self._value(i) for i in n.args]
         if n.op == "compare":
-            return hl.select(_compare(str(n.param), *args), hl.f32(1), hl.f32(0))
+            return hl.select(compare(str(n.param), *args), hl.f32(1), hl.f32(0))
         return _POINTWISE[n.op](*args)
 
     def _bordered(self, i: int) -> hl.Func:
@@ -686,21 +687,6 @@ _POINTWISE = {
     "clamp": lambda a, lo, hi: hl.min(hl.max(a, lo), hi),
 }
 """Each pointwise node of a graph as a Halide expression of its operands (`compare` apart)."""
-
-
-def _compare(op: str, a: hl.Expr, b: hl.Expr) -> hl.Expr:
-    match op:
-        case "<":
-            return a < b
-        case "<=":
-            return a <= b
-        case ">":
-            return a > b
-        case ">=":
-            return a >= b
-        case "==":
-            return a == b
-    return a != b
 
 
 # ---------------------------------------------------------------------------- ahead of time
