@@ -91,3 +91,12 @@ def test_a_stage_scamp5_cannot_run_is_a_located_error_naming_stage_and_target(
     assert "p.kalg:4:" in err
     assert f"stage 'o': {what} cannot run on scamp5" in err
     assert "--target cpu" in err
+
+
+def test_simulate_against_a_pipeline_is_an_error_not_a_vacuous_pass(tmp_path, capsys):
+    program = tmp_path / "p.scamp5"
+    program.write_text("scamp5_kernel_begin();\nmov(B, A);\nscamp5_kernel_end();\n")
+    kernel = tmp_path / "p.kalg"
+    kernel.write_text(SOBEL + "pipeline p(img) {\n  out o = conv(sx, img)\n}\n")
+    assert main(["simulate", str(program), "--kernel", str(kernel)]) == 1
+    assert "is a pipeline" in capsys.readouterr().err

@@ -40,7 +40,8 @@ def check_scamp5(graph: Graph, target: str = "scamp5", span: Span | None = None)
                                     hint="compile this pipeline with --target cpu")
     raise KalgSemanticError(
         f"pipeline {graph.name!r}: pipelines compile for the cpu target only; on {target} "
-        "its stages (conv, + - , halving, abs) are each possible, but kalg does not yet join "
+        "its stages (convolutions, sums, differences, halvings, abs) are each possible,"
+        " but kalg does not yet join "
         "them into one program", span, hint="use --target cpu (docs/pipelines.md)")
 
 
