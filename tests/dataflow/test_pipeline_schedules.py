@@ -19,8 +19,7 @@ pipeline p(img) {
 """
 
 
-def test_every_schedule_gives_the_same_bytes(tmp_path, monkeypatch):
-    monkeypatch.setenv("KALG_CACHE_DIR", str(tmp_path))
+def test_every_schedule_gives_the_same_bytes(cached):
     f = build_pipeline(load_text(SOURCE).definition(), schedule="fused")
     image = [np.random.default_rng(2).random((50, 90), dtype=np.float32)]
     outs = {s: f.run(image, f.border, s)[0] for s in ("fused", "root")}
@@ -29,7 +28,7 @@ def test_every_schedule_gives_the_same_bytes(tmp_path, monkeypatch):
 
 
 def test_search_chooses_a_measured_schedule_once_and_caches_it(tmp_path, monkeypatch):
-    monkeypatch.setenv("KALG_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("KALG_CACHE_DIR", str(tmp_path))  # its own: no cached choice
     monkeypatch.setattr(pipelines, "SEARCH", ("fused", "fused-16"))
     monkeypatch.setattr(pipelines, "SEARCH_SHAPE", (64, 96))
     definition = load_text(SOURCE).definition()
