@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 
 from kalg.diagnostics import KalgError
-from kalg.stages import SIMULATED_REGISTERS as REGISTERS
-from kalg.stages import WIDE, Stage
+from kalg.stages import Stage
 from kalg.targets import TARGETS
+from kalg.targets.scamp5.registers import SIMULATED_REGISTERS as REGISTERS
+from kalg.targets.scamp5.registers import WIDE
 
 DESCRIPTION = """\
 Compile the last kernel or filter of FILE (or --name NAME) into the shortest SCAMP-5 program
@@ -128,11 +129,11 @@ def run(args: argparse.Namespace) -> int:
     from kalg.resources import collector_paused
 
     with collector_paused():  # what an import makes is never garbage (`collector_paused`)
-        from kalg import frontend, targets
-        from kalg.pipeline import Settings
+        from kalg import driver, frontend
         from kalg.progress import reporter, warner
+        from kalg.settings import Settings
 
-    target = targets.get(args.target or "scamp5")  # None: the file's target block (SCAMP-5)
+    target = driver.target(args.target)  # None: the one the file's target block describes
     progress, done = reporter(args.stats)
     try:
         settings = Settings(
@@ -142,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
             progress=progress, warn=None if args.json else warner(),
             exhaustive=args.exhaustive,
             **({"exhaustive_nodes": args.exhaustive_nodes} if args.exhaustive_nodes else {}))
-        result = target.optimize(frontend.read_source(args.file), args.file, settings,
+        result = driver.optimize(frontend.read_source(args.file), args.file, settings,
                                  output=args.output)
     finally:
         done()

@@ -24,8 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from kalg.algebra.kernel import Kernel
 from kalg.diagnostics import Span
-from kalg.kernel import Kernel
 
 POINTWISE = ("add", "sub", "mul", "div", "neg", "abs", "sqrt", "min", "max", "compare",
              "select", "clamp")

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from kalg.algebra.kernel import Kernel
 from kalg.dataflow.graph import Graph, compare
-from kalg.kernel import Kernel
 from kalg.targets.cpu.borders import Border
 
 

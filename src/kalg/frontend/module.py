@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from kalg.algebra.kernel import Kernel, Semiring
 from kalg.diagnostics import KalgError, Span
-from kalg.kernel import Kernel, Semiring
+from kalg.targets.scamp5.registers import REGISTERS
 
-DEFAULT_REGISTERS = ("A", "B", "C", "D", "E", "F")
+DEFAULT_REGISTERS = REGISTERS
 """SCAMP-5's six analogue registers, the register file a target block starts from."""
 
 
@@ -29,7 +30,7 @@ class Target:
     span: Span | None = field(default=None, compare=False)
     inputs: tuple[str, ...] = ()
     """Every input register when the block lists several (`input: A B`): a filter's outputs
-    then read input channels by name (`kalg.channels`); empty for one input."""
+    then read input channels by name (`kalg.algebra.channels`); empty for one input."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,11 +17,11 @@ import difflib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from kalg.algebra.kernel import REAL, Kernel
 from kalg.dataflow.graph import Builder, Graph
 from kalg.diagnostics import KalgSemanticError, Span
 from kalg.frontend import ast
 from kalg.frontend.evaluate import FUNCTION_NAMES, MONOMIALS, Scope, evaluate
-from kalg.kernel import REAL, Kernel
 
 IMAGE_FUNCTIONS = {"conv": 2, "abs": 1, "sqrt": 1, "min": 2, "max": 2, "select": 3, "clamp": 3}
 """The functions of images and how many arguments each takes."""

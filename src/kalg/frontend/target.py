@@ -11,14 +11,14 @@ deliberate opt-in for studies, compiled and verified in kalg's simulators only. 
 
 from __future__ import annotations
 
-from kalg import stages
 from kalg.diagnostics import KalgSemanticError
 from kalg.frontend import ast
 from kalg.frontend.module import Target
+from kalg.targets.scamp5 import registers
 
 TARGETS = ("scamp5", "scamp5_wide")
 """The machines kalg can compile for (`scamp5_wide`: simulated only, see the module docstring)."""
-WIDE = stages.WIDE
+WIDE = registers.WIDE
 """The target name of the simulated wider register file."""
 OP_SETS = ("all", "basic")
 """SCAMP-5 op sets: every macro, or AUKE's basic set (docs/scamp5-isa.md)."""

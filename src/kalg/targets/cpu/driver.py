@@ -4,29 +4,26 @@ callable). No Halide here: it is imported only when a pipeline is built."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from kalg.diagnostics import KalgSemanticError, UsageError
 from kalg.stages import Stage
 
-FRONT_END = (Stage.AST, Stage.KERNELS)
-"""Stages that do not depend on the target: the front end of `kalg.pipeline` answers them."""
-
 
 def optimize(text: str, path: str, settings: Any, output: str | None = None) -> Any:
     """Every output's cheapest verified decomposition under the cpu cost model, as a
-    `pipeline.Result` whose text is the passes (or, for an `output` ending in .py, a module that
+    `kalg.results.Result` whose text is the passes (or, for an `output` ending in .py, a module that
     runs without kalg). UsageError for SCAMP-5 settings, which would be silently ignored."""
     from kalg import frontend, targets
     from kalg.eqsat import engine
-    from kalg.pipeline import Result, compile_text
+    from kalg.frontend.stages import FRONT_END, front_end
+    from kalg.results import Result
     from kalg.targets.cpu import optimize as cpu
     from kalg.targets.cpu.plan import format_channels, plan_channels
 
     _refuse_scamp5_settings(settings)
     if settings.emit in FRONT_END:
-        return compile_text(text, path, dataclasses.replace(settings, target=None))
+        return front_end(text, path, settings)
     if settings.emit is Stage.PROGRAM:
         raise UsageError("the cpu target has no program: it prints the decomposition and its "
                          "operations per pixel (use --emit decomposition, or leave --emit out)")
@@ -68,8 +65,8 @@ def optimize(text: str, path: str, settings: Any, output: str | None = None) -> 
 
 def _pipeline(definition: Any, limits: Any, output: str | None) -> Any:
     """A pipeline's graph and the verified plan of its linear blocks, as text."""
-    from kalg.dataflow.plan import plan_graph
-    from kalg.pipeline import Result
+    from kalg.results import Result
+    from kalg.targets.cpu.graph_plan import plan_graph
     if output and output.endswith(".py"):
         raise UsageError("a pipeline has no standalone module yet: run it with 'kalg run' or "
                          "kalg.compile(..., target='cpu')")
@@ -101,8 +98,8 @@ def compile(text: str, path: str, settings: Any, **options: Any) -> Any:
     `program` is the verified callable of `kalg.targets.cpu.build` (`options`, e.g. `border=`,
     go to it); for an earlier stage, that stage as `optimize` makes it."""
     from kalg import frontend
-    from kalg.api import CompileResult
-    from kalg.targets.cpu import build
+    from kalg.results import CompileResult
+    from kalg.targets.cpu.runner import build
 
     if settings.emit is not Stage.PROGRAM:
         if options:

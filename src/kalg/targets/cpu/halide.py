@@ -485,7 +485,7 @@ SCHEDULES = {"fused": (32, 0), "fused-8": (8, 0), "fused-16": (16, 0), "fused-64
 
 
 def compile_graph(gplan, border: Border, schedule: str) -> Compiled:
-    """A planned pipeline graph (`dataflow.plan.GraphPlan`) as one Halide pipeline with
+    """A planned pipeline graph (`graph_plan.GraphPlan`) as one Halide pipeline with
     `border` around every conv's operand and the named schedule (`SCHEDULES`); from the disk
     cache when there. `run(images, outs)`: one float32 image per graph input, one array per
     output (in the graph's output order)."""
@@ -540,7 +540,7 @@ class GraphLowering:
     schedule (`SCHEDULES`) in one place, apart from the algorithm."""
 
     def __init__(self, gplan, border: Border, target: hl.Target, schedule: str) -> None:
-        from kalg.dataflow.plan import conv_name
+        from kalg.targets.cpu.graph_plan import conv_name
         from kalg.targets.cpu.plan import plan_data
         self.graph, self.border, self.target = gplan.graph, border, target
         self.schedule = schedule

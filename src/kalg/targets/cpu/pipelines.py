@@ -1,6 +1,6 @@
 """`build_pipeline(definition) -> CpuPipeline`: a `pipeline` block as a callable on images.
 
-The graph's linear blocks are planned and verified exactly (`dataflow.plan`); the whole graph
+The graph's linear blocks are planned and verified exactly (`graph_plan`); the whole graph
 is lowered to ONE Halide pipeline (`halide.compile_graph`) with a schedule chosen by a small
 deterministic search: each schedule of `SEARCH` is compiled and timed on one fixed image of
 `SEARCH_SHAPE`, in that order, and the fastest kept (the first on a tie). The choice is cached
@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 
 from kalg.dataflow import reference
-from kalg.dataflow.plan import GraphPlan, plan_graph
 from kalg.diagnostics import KalgError, KalgSemanticError, VerificationError
 from kalg.targets.cpu.borders import Border, parse_border
+from kalg.targets.cpu.graph_plan import GraphPlan, plan_graph
 
 SEARCH = ("fused", "fused-16", "lean", "lean-16")
 """The schedules the search measures (`halide.SCHEDULES`), in order of preference on a tie."""
