@@ -235,9 +235,6 @@ def build(definition: Any, border: Border | str | None = None, name: str | None 
           ) -> CpuFilter:
     """See `kalg.targets.cpu.build`."""
     d = load_definition(definition, name)
-    if d.pipeline is not None:
-        from kalg.targets.cpu.pipelines import build_pipeline
-        return build_pipeline(d, border)
     start = time.perf_counter()
     if border is None:
         border = d.border or DEFAULT
