@@ -1,4 +1,5 @@
-"""`kalg run FILE --image IN -o OUT`: apply a kernel or filter to an image on the cpu.
+"""`kalg run FILE --image IN -o OUT`: apply a kernel or filter to an image on the cpu (or, with
+`--target cuda`, on CUDA device 0: the same plan under a GPU schedule).
 
 The definition's cheapest cpu decomposition (`kalg.targets.cpu`) runs as a Halide pipeline,
 checked against the reference correlation before its first result. Images: `.npy` (any real
@@ -43,14 +44,22 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         "'constant 7') (default: the definition's border setting, else "
                         "replicate)")
     p.add_argument("--schedule", metavar="NAME", default=None,
-                   help="a pipeline's Halide schedule: fused, fused-64, tiled or root "
-                        "(default: the fastest, measured once on this machine and cached)")
+                   help="a pipeline's Halide schedule (cpu): fused, fused-16, lean, lean-16, "
+                        "root, ... (default: the fastest, measured once on this machine and "
+                        "cached)")
+    p.add_argument("--target", choices=["cpu", "cuda"], default="cpu",
+                   help="where to run: cpu (default), or cuda (CUDA device 0, Halide's GPU "
+                        "schedule of the same plan; an error that says so where there is none)")
     p.add_argument("--stats", action="store_true", help="print times to stderr")
     return p
 
 
 def run(args: argparse.Namespace) -> int:
     from kalg.targets.cpu import borders, runner  # Halide is loaded only by this command
+    build = runner.build
+    if args.target == "cuda":  # the device is asked for first, before any search
+        from kalg.targets.cuda import build, device
+        device.require()
     border = borders.parse_border(args.border) if args.border else None
     definition = runner.load_definition(args.file, args.name)
     inputs = definition.inputs if definition.channels else ()
@@ -59,13 +68,17 @@ def run(args: argparse.Namespace) -> int:
     image = read_image(Path(args.image), colour=bool(inputs))
     if inputs:  # the channel count is checked before the search
         runner.channel_planes(image, inputs, definition.name)
+    if definition.pipeline is not None and args.target != "cpu":
+        raise KalgError(f"'{definition.name}' is a pipeline: pipelines run on the cpu target "
+                        "only (leave --target out)")
     if definition.pipeline is not None:
         from kalg.targets.cpu.pipelines import build_pipeline
         f = build_pipeline(definition, border, args.schedule)
     elif args.schedule:
-        raise KalgError("--schedule is for pipelines; a kernel or filter has one schedule")
+        raise KalgError("--schedule is for pipelines on the cpu; a kernel or filter has one "
+                        "schedule")
     else:
-        f = runner.build(definition, border)
+        f = build(definition, border)
     result = f(image)
     outs = result if isinstance(result, dict) else {None: result}
     written = [_named(Path(args.output), name) for name in outs]
