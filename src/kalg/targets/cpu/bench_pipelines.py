@@ -11,7 +11,6 @@ printed (`max diff`).
 
 from __future__ import annotations
 
-import statistics
 import time
 from collections.abc import Callable
 
@@ -19,7 +18,7 @@ import numpy as np
 
 from kalg import resources
 from kalg.targets.cpu.pipelines import build_pipeline
-from kalg.targets.table import markdown_table
+from kalg.targets.table import markdown_table, median_seconds
 
 ROWS = ("harris", "shi_tomasi", "gradient_magnitude", "dog", "unsharp")
 """The examples measured, in order."""
@@ -49,16 +48,6 @@ def opencv_chains() -> dict[str, Callable[[np.ndarray], np.ndarray]]:
             "unsharp": unsharp}
 
 
-def _median(fn: Callable[[], object], repeats: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def measure(name: str, image: np.ndarray, repeats: int) -> dict:
     """One row: kalg fused (searched schedule), kalg unfused (`root`), OpenCV."""
     from kalg.frontend import load_file
@@ -69,10 +58,10 @@ def measure(name: str, image: np.ndarray, repeats: int) -> dict:
     schedule = f.schedule(border)  # the search (compiles and times each candidate)
     search = time.perf_counter() - start
     images = [np.ascontiguousarray(image)]
-    fused = _median(lambda: f.run(images, border), repeats)
-    unfused = _median(lambda: f.run(images, border, "root"), repeats)
+    fused = median_seconds(lambda: f.run(images, border), repeats)
+    unfused = median_seconds(lambda: f.run(images, border, "root"), repeats)
     cv = opencv_chains()[name]
-    t_cv = _median(lambda: cv(image), repeats)
+    t_cv = median_seconds(lambda: cv(image), repeats)
     want = cv(image).astype(np.float64)
     diff = max(float(np.max(np.abs(f.run(images, border, s)[0] - want)))
                for s in (schedule, "root"))

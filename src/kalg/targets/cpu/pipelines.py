@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import statistics
 import time
 from typing import Any
 
@@ -168,13 +167,8 @@ class CpuPipeline:
 
 
 def _median_time(f: CpuPipeline, images: list[np.ndarray], border: Border, name: str) -> float:
-    f.run(images, border, name)  # compile, check and warm up
-    times = []
-    for _ in range(SEARCH_REPEATS):
-        start = time.perf_counter()
-        f.run(images, border, name)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    from kalg.targets.table import median_seconds  # the first call compiles and checks
+    return median_seconds(lambda: f.run(images, border, name), SEARCH_REPEATS)
 
 
 def _tolerance(want: np.ndarray, single: np.ndarray) -> np.ndarray | float:
