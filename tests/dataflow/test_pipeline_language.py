@@ -100,3 +100,12 @@ def test_simulate_against_a_pipeline_is_an_error_not_a_vacuous_pass(tmp_path, ca
     kernel.write_text(SOBEL + "pipeline p(img) {\n  out o = conv(sx, img)\n}\n")
     assert main(["simulate", str(program), "--kernel", str(kernel)]) == 1
     assert "is a pipeline" in capsys.readouterr().err
+
+
+def test_a_pipeline_planned_as_a_kernel_is_a_located_error_not_a_crash():
+    from kalg.diagnostics import KalgSemanticError
+    from kalg.targets.cpu.runner import plan_definition
+    definition = load_text(SOBEL + "pipeline p(img) {\n  out o = conv(sx, img)\n}\n",
+                           "p.kalg").definition()
+    with pytest.raises(KalgSemanticError, match="is a pipeline"):
+        plan_definition(definition)

@@ -83,7 +83,8 @@ def plan_for(definition: Any, settings: Any) -> Any:
     from kalg.eqsat import engine
     from kalg.targets.cpu import optimize as cpu
     from kalg.targets.cpu.plan import plan_channels
-
+    from kalg.targets.cpu.runner import refuse_pipeline
+    refuse_pipeline(definition)  # reached from the cuda target: its plans are of kernels
     limits = engine.Limits(nodes=min(settings.node_limit, cpu.DEFAULT_LIMITS.nodes),
                            seconds=settings.time_limit)
     try:  # the cpu target plug-in: search, passes, verification (no Halide here)
