@@ -58,7 +58,8 @@ def test_example_checks_and_its_last_definition_is_named_after_the_file(path, ca
     assert main(["check", str(path)]) == 0
     out, err = capsys.readouterr()
     assert err == ""
-    assert f"{load_file(path).definition().kind} {path.stem} = " in out
+    kind = load_file(path).definition().kind
+    assert (f"pipeline {path.stem}(" if kind == "pipeline" else f"{kind} {path.stem} = ") in out
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)

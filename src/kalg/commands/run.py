@@ -43,6 +43,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         "than 0 outside the image as constant:V (e.g. constant:7, or quoted, "
                         "'constant 7') (default: the definition's border setting, else "
                         "replicate)")
+    p.add_argument("--schedule", metavar="NAME", default=None,
+                   help="a pipeline's Halide schedule (cpu): fused, fused-16, lean, lean-16, "
+                        "root, ... (default: the fastest, measured once on this machine and "
+                        "cached)")
     p.add_argument("--target", choices=["cpu", "cuda"], default="cpu",
                    help="where to run: cpu (default), or cuda (CUDA device 0, Halide's GPU "
                         "schedule of the same plan; an error that says so where there is none)")
@@ -59,10 +63,22 @@ def run(args: argparse.Namespace) -> int:
     border = borders.parse_border(args.border) if args.border else None
     definition = runner.load_definition(args.file, args.name)
     inputs = definition.inputs if definition.channels else ()
+    if definition.pipeline is not None and len(definition.pipeline.inputs) > 1:
+        inputs = definition.pipeline.inputs
     image = read_image(Path(args.image), colour=bool(inputs))
     if inputs:  # the channel count is checked before the search
         runner.channel_planes(image, inputs, definition.name)
-    f = build(definition, border)
+    if definition.pipeline is not None and args.target != "cpu":
+        raise KalgError(f"'{definition.name}' is a pipeline: pipelines run on the cpu target "
+                        "only (leave --target out)")
+    if definition.pipeline is not None:
+        from kalg.targets.cpu.pipelines import build_pipeline
+        f = build_pipeline(definition, border, args.schedule)
+    elif args.schedule:
+        raise KalgError("--schedule is for pipelines on the cpu; a kernel or filter has one "
+                        "schedule")
+    else:
+        f = build(definition, border)
     result = f(image)
     outs = result if isinstance(result, dict) else {None: result}
     written = [_named(Path(args.output), name) for name in outs]

@@ -105,7 +105,17 @@ class Call:
     span: Span
 
 
-Expr = Number | Name | Matrix | Add | Sub | Mul | Div | Neg | Pow | Call
+@dataclass(frozen=True, slots=True)
+class Compare:
+    """`a < b` (or <=, >, >=, ==, !=): a mask of two images, 1 where it holds; pipelines only."""
+
+    op: str
+    left: Expr
+    right: Expr
+    span: Span
+
+
+Expr = Number | Name | Matrix | Add | Sub | Mul | Div | Neg | Pow | Call | Compare
 
 
 # ----------------------------------------------------------------------- settings
@@ -177,6 +187,28 @@ class FilterDef:
     name_span: Span
 
 
+@dataclass(frozen=True, slots=True)
+class PipelineStage:
+    """`let NAME = expr` (a named intermediate image) or `out NAME = expr` (a result)."""
+
+    kind: str
+    name: str
+    expr: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineDef:
+    """`pipeline NAME(input, ...) { stage ... }`: images computed from the input images."""
+
+    name: str
+    parameters: tuple[tuple[str, Span], ...]
+    stages: tuple[PipelineStage, ...]
+    settings: tuple[Setting, ...]
+    span: Span
+    name_span: Span
+
+
 # ----------------------------------------------------------------------- target
 @dataclass(frozen=True, slots=True)
 class RegisterItem:
@@ -204,7 +236,7 @@ class TargetBlock:
     name_span: Span
 
 
-Statement = (KernelDef | FilterDef | SemiringSetting | ApproxSetting | BorderSetting
+Statement = (KernelDef | FilterDef | PipelineDef | SemiringSetting | ApproxSetting | BorderSetting
              | TargetBlock)
 
 

@@ -20,6 +20,7 @@ from kalg.diagnostics import KalgError, KalgSemanticError, Span
 from kalg.frontend import ast
 from kalg.frontend.evaluate import MONOMIALS, Scope, evaluate, located
 from kalg.frontend.module import Definition, Module, Target
+from kalg.frontend.pipeline import define_pipeline
 from kalg.frontend.structure import Tree, structure
 from kalg.frontend.target import target_of
 from kalg.targets.cpu.borders import parse_border
@@ -48,7 +49,7 @@ def check(program: ast.Program) -> Module:
     """Evaluate every definition of `program`; raise KalgSemanticError on the first problem."""
     target = target_of(program)
     lines = {s.name: s.span.line for s in reversed(program.statements)
-             if isinstance(s, ast.KernelDef | ast.FilterDef)}
+             if isinstance(s, ast.KernelDef | ast.FilterDef | ast.PipelineDef)}
     definitions: dict[str, Definition] = {}
     kernels: dict[str, Kernel] = {}
     trees: dict[str, Tree] = {}
@@ -60,6 +61,9 @@ def check(program: ast.Program) -> Module:
             defaults = replace(defaults, approx=_approx_policy(statement))
         elif isinstance(statement, ast.BorderSetting):
             defaults = replace(defaults, border=_border(statement))
+        elif isinstance(statement, ast.PipelineDef):
+            _check_new_name(statement, definitions, target.inputs)
+            definitions[statement.name] = _pipeline(statement, kernels, definitions, defaults)
         elif isinstance(statement, ast.KernelDef | ast.FilterDef):
             _check_new_name(statement, definitions, target.inputs)
             filters = frozenset(n for n, d in definitions.items() if d.kind == "filter")
@@ -77,7 +81,21 @@ def check(program: ast.Program) -> Module:
 
 
 # ----------------------------------------------------------------------- names
-def _check_new_name(statement: ast.KernelDef | ast.FilterDef,
+def _pipeline(statement: ast.PipelineDef, kernels: dict[str, Kernel],
+              definitions: dict[str, Definition], defaults: _Settings) -> Definition:
+    """A pipeline block: its graph (`frontend.pipeline`), with its border setting."""
+    settings = _own_settings(statement.settings, defaults)
+    if settings.approx is not None and any(isinstance(s, ast.ApproxSetting)
+                                           for s in statement.settings):
+        raise KalgSemanticError("a pipeline takes no approx setting (the cpu target applies "
+                                "its kernels exactly)", statement.name_span)
+    filters = frozenset(n for n, d in definitions.items() if d.kind != "kernel")
+    graph = define_pipeline(statement, kernels, filters, settings.border)
+    return Definition(statement.name, "pipeline", {}, REAL, statement.span,
+                      border=settings.border, pipeline=graph)
+
+
+def _check_new_name(statement: ast.KernelDef | ast.FilterDef | ast.PipelineDef,
                     definitions: dict[str, Definition], inputs: tuple[str, ...]) -> None:
     name = statement.name
     if name in MONOMIALS:

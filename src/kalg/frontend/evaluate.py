@@ -277,6 +277,11 @@ def _constant(kernel: Kernel | Channels, what: str, span: Span) -> Fraction:
     return Fraction(kernel.entries[0][1])
 
 
+def _compare(node: ast.Compare, scope: Scope, semiring: Semiring) -> Kernel:
+    raise KalgSemanticError(f"'{node.op}' compares images: it gives a mask, only inside a "
+                            "pipeline (pipeline NAME(img) { ... }), not a kernel", node.span)
+
+
 # ----------------------------------------------------------------------- functions
 def _call(node: ast.Call, scope: Scope, semiring: Semiring) -> Kernel:
     if node.function == "shift":
@@ -334,4 +339,5 @@ _EVALUATORS: dict[type, Callable[..., Kernel]] = {
     ast.Neg: _neg,
     ast.Pow: _pow,
     ast.Call: _call,
+    ast.Compare: _compare,
 }

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 from kalg.algebra.kernel import Kernel, Semiring
 from kalg.diagnostics import KalgError, Span
@@ -37,7 +38,7 @@ class Target:
 
 @dataclass(frozen=True, slots=True)
 class Definition:
-    """One `kernel` or `filter` with its exact (possibly approximated) output kernels.
+    """One `kernel`, `filter` or `pipeline` with its exact (possibly approximated) output kernels.
 
     `outputs` maps each output register to its kernel: for a filter the registers it names, for
     a kernel the target's input register. `exact` holds the values before approximation;
@@ -69,6 +70,8 @@ class Definition:
     """For outputs written as algebra (not approximated): the tree of what was written
     (`kalg.frontend.structure`), which the optimizer seeds beside the output's matrix (real)
     and the cpu target applies as written where that is cheaper (min/max-plus, Boolean)."""
+    pipeline: Any = None
+    """For a `pipeline` block (kind "pipeline", `outputs` empty): its `dataflow.Graph`."""
 
 
 @dataclass(frozen=True, slots=True)

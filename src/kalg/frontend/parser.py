@@ -269,6 +269,28 @@ class _ToAst(Transformer):
         return ast.FilterDef(str(name), outputs, _settings(settings), self._span(meta),
                              self._span(name))
 
+    def pipeline_def(self, meta, children):
+        _, name, _, parameters, _, _, *rest = children
+        settings = rest.pop() if rest and isinstance(rest[-1], tuple) else ()
+        stages = tuple(c for c in rest if isinstance(c, ast.PipelineStage))
+        return ast.PipelineDef(str(name), parameters, stages, settings, self._span(meta),
+                               self._span(name))
+
+    def parameters(self, meta, children):
+        return tuple((str(c), self._span(c)) for c in children if c.type == "NAME")
+
+    def let_stage(self, meta, children):
+        _, name, _, expr = children
+        return ast.PipelineStage("let", str(name), expr, self._span(name))
+
+    def out_stage(self, meta, children):
+        _, name, _, expr = children
+        return ast.PipelineStage("out", str(name), expr, self._span(name))
+
+    def compare(self, meta, children):
+        left, op, right = children
+        return ast.Compare(str(op), left, right, self._span(op))
+
     def outputs(self, meta, children):
         return tuple(c for c in children if isinstance(c, ast.Output))
 

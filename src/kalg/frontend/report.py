@@ -32,6 +32,8 @@ def format_definition(definition: Definition) -> str:
     """A definition with its exact values; approximations are explained in comments above it."""
     notes = [_approx_note(definition, register) for register in definition.approx_error]
     suffix = "" if definition.semiring is REAL else f" with semiring {definition.semiring.name}"
+    if definition.pipeline is not None:
+        return format_pipeline(definition.pipeline)
     if definition.channels:
         lines = [*notes, f"filter {definition.name} = ["]
         for register, parts in definition.channels.items():
@@ -49,6 +51,46 @@ def format_definition(definition: Definition) -> str:
             lines.append(head + format_kernel(kernel, indent=len(head)) + ",")
         body = "\n".join(lines) + "\n]" + suffix
     return "\n".join([*notes, body])
+
+
+_INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
+
+
+def format_pipeline(graph) -> str:
+    """A pipeline's graph as a .kalg block of one `let` per node (the stage it came from in a
+    comment), constants written in place; it loads back to the same graph."""
+    names = {i: graph.inputs[n.param] for i, n in enumerate(graph.nodes) if n.op == "input"}
+    lines = [f"pipeline {graph.name}({', '.join(graph.inputs)}) {{"]
+    for i in graph.live():
+        n = graph.nodes[i]
+        if n.op in ("input", "const"):
+            continue
+        names[i] = f"n{i}"
+        lines.append(f"  let n{i} = {_node_text(graph, n, names)}"
+                     + (f"  # {n.name}" if n.name else ""))
+    lines += [f"  out {name} = {_operand(graph, v, names)}" for name, v in graph.outputs.items()]
+    return "\n".join(lines) + f"\n}} with border {graph.border}"
+
+
+def _node_text(graph, n, names: dict[int, str]) -> str:
+    args = [_operand(graph, a, names) for a in n.args]
+    if n.op == "conv":
+        return f"conv({format_kernel(n.param, one_line=True)}, {args[0]})"
+    if n.op in _INFIX:
+        return f"{args[0]} {_INFIX[n.op]} {args[1]}"
+    if n.op == "compare":
+        return f"{args[0]} {n.param} {args[1]}"
+    if n.op == "neg":
+        return f"-{args[0]}"
+    return f"{n.op}({', '.join(args)})"
+
+
+def _operand(graph, i: int, names: dict[int, str]) -> str:
+    n = graph.nodes[i]
+    if n.op != "const":
+        return names[i]
+    text = str(n.param)
+    return f"({text})" if "/" in text or text.startswith("-") else text
 
 
 def _approx_note(definition: Definition, register: str) -> str:

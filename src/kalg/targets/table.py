@@ -5,7 +5,9 @@ side imports it where kalg's search is not installed."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import statistics
+import time
+from collections.abc import Callable, Sequence
 
 
 def markdown_table(results: list[dict], columns: Sequence[str]) -> str:
@@ -27,4 +29,15 @@ def _cell(column: str, v: object) -> str:
     return str(v)
 
 
-__all__ = ["markdown_table"]
+def median_seconds(fn: Callable[[], object], repeats: int) -> float:
+    """The median wall time of `repeats` calls of `fn`, after one untimed warm-up call."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+__all__ = ["markdown_table", "median_seconds"]

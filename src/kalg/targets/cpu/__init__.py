@@ -38,10 +38,16 @@ def build(definition: Any, border: str | Any | None = None, name: str | None = N
     setting, else replicate. The e-graph search runs once, here; each border's pipeline is
     compiled (or loaded from the disk cache) on its first call. Every pipeline is checked
     against the reference correlation on a random image, for each border it is used with,
-    before its first result is returned.
+    before its first result is returned. A `pipeline` definition gives a `CpuPipeline`
+    (`kalg.targets.cpu.pipelines`) with the same call.
     """
     from kalg.targets.cpu.runner import build as _build
-    return _build(definition, border, name)
+    from kalg.targets.cpu.runner import load_definition
+    d = load_definition(definition, name)
+    if d.pipeline is not None:  # a pipeline block: one fused Halide pipeline
+        from kalg.targets.cpu.pipelines import build_pipeline
+        return build_pipeline(d, border)
+    return _build(d, border)
 
 
 class CpuTarget:

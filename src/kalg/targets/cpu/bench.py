@@ -179,9 +179,11 @@ def run_bench(selected: list[str] | None = None, repeats: int = 5,
               progress: Callable[[str], None] = lambda m: None) -> list[dict]:
     """Measure every row (or those whose name contains one of `selected`; a name that matches
     no row is a UsageError listing the rows, before anything is measured)."""
-    if unmatched := [s for s in selected or () if not any(s in row.name for row in rows())]:
+    from kalg.targets.cpu.bench_pipelines import ROWS as PIPELINES
+    names = [row.name for row in rows()] + list(PIPELINES)
+    if unmatched := [s for s in selected or () if not any(s in name for name in names)]:
         raise UsageError(f"no row of the cpu bench matches {', '.join(map(repr, unmatched))}; "
-                         f"the rows are {', '.join(row.name for row in rows())}")
+                         f"the rows are {', '.join(names)}")
     rng = np.random.default_rng(0)
     real = rng.random(SHAPE, dtype=np.float32)
     binary = (rng.random(SHAPE) < 0.05).astype(np.uint8)
@@ -196,12 +198,31 @@ def run_bench(selected: list[str] | None = None, repeats: int = 5,
                     continue
                 progress(f"bench: {row.name}")
                 results.append(_measure(row, real, binary, repeats, mp))
+            results += _pipelines(selected, real, repeats, progress)
         finally:
             if old is None:
                 os.environ.pop("KALG_CACHE_DIR", None)
             else:
                 os.environ["KALG_CACHE_DIR"] = old
     return results
+
+
+def _pipelines(selected: list[str] | None, image: np.ndarray, repeats: int,
+               progress: Callable[[str], None]) -> list[dict]:
+    """The pipeline rows (`bench_pipelines`), marked with "pipeline": True; none without
+    OpenCV, which they are measured against."""
+    from kalg.targets.cpu.bench_pipelines import ROWS, measure
+    try:
+        import cv2  # noqa: F401
+    except ImportError:
+        return []
+    out = []
+    for name in ROWS:
+        if selected and not any(s in name for s in selected):
+            continue
+        progress(f"bench: pipeline {name}")
+        out.append(measure(name, image, repeats) | {"pipeline": True})
+    return out
 
 
 def _measure(row: Row, real: np.ndarray, binary: np.ndarray, repeats: int, mp: float) -> dict:
@@ -234,10 +255,18 @@ def format_table(results: list[dict]) -> str:
 
 def main(selected: list[str] | None = None, repeats: int = 5) -> int:
     """Run the cpu bench and print the Markdown table to stdout (progress on stderr)."""
+    from kalg.targets.cpu import bench_pipelines
     results = run_bench(selected, repeats, lambda m: print(f"kalg: {m}", file=sys.stderr,
                                                             flush=True))
+    kernels = [r for r in results if not r.get("pipeline")]
+    pipelines = [r for r in results if r.get("pipeline")]
     sys.stdout.write(f"image {SHAPE[1]}x{SHAPE[0]} float32, border {BORDER}, "
-                     f"{os.cpu_count()} cores\n\n" + format_table(results))
+                     f"{os.cpu_count()} cores\n\n")
+    if kernels:
+        sys.stdout.write(format_table(kernels))
+    if pipelines:
+        sys.stdout.write("\npipelines (kalg fused, kalg unfused, the OpenCV calls):\n\n"
+                         + bench_pipelines.format_table(pipelines))
     return 0
 
 

@@ -27,6 +27,8 @@ def optimize(text: str, path: str, settings: Any, output: str | None = None) -> 
         raise UsageError("the cpu target has no program: it prints the decomposition and its "
                          "operations per pixel (use --emit decomposition, or leave --emit out)")
     definition = frontend.load_text(text, path).definition(settings.name)
+    if definition.pipeline is not None:
+        return _pipeline(definition, settings, output)
     plan = plan_for(definition, settings)
     results = plan.results
     stats: dict[str, object] = {}
@@ -50,6 +52,30 @@ def optimize(text: str, path: str, settings: Any, output: str | None = None) -> 
     return Result(emit, text, stats, definition=definition, verified=True)
 
 
+def _pipeline(definition: Any, settings: Any, output: str | None) -> Any:
+    """A pipeline's graph and the verified plan of its linear blocks, as text."""
+    from kalg.eqsat import engine
+    from kalg.results import Result
+    from kalg.targets.cpu import optimize as cpu
+    from kalg.targets.cpu.graph_plan import plan_graph
+    if output and output.endswith(".py"):
+        raise UsageError("a pipeline has no standalone module yet: run it with 'kalg run' or "
+                         "kalg.compile(..., target='cpu')")
+    limits = engine.Limits(nodes=min(settings.node_limit, cpu.DEFAULT_LIMITS.nodes),
+                           seconds=settings.time_limit)
+    try:
+        plan = plan_graph(definition.pipeline, limits)
+    except KalgSemanticError as err:
+        raise KalgSemanticError(f"'{definition.name}': {err.message}", err.span or definition.span,
+                                err.hint) from None
+    text = (f"# {definition.name}: cpu pipeline, {plan.ops()} ops/pixel (linear passes "
+            f"{plan.linear.ops()}, shared; pointwise stages the rest)\n"
+            f"# linear blocks verified: {plan.linear.verified}\n# {plan.linear.note}\n"
+            + plan.describe() + "\n")
+    return Result(Stage.DECOMPOSITION, text, {"ops/pixel": plan.ops()}, definition=definition,
+                  verified=True)
+
+
 def plan_for(definition: Any, settings: Any) -> Any:
     """The definition's verified `CpuPlan` under the search limits of `settings` (a semantic
     error located at the definition). No Halide."""
@@ -57,7 +83,8 @@ def plan_for(definition: Any, settings: Any) -> Any:
     from kalg.eqsat import engine
     from kalg.targets.cpu import optimize as cpu
     from kalg.targets.cpu.plan import plan_channels
-
+    from kalg.targets.cpu.runner import refuse_pipeline
+    refuse_pipeline(definition)  # reached from the cuda target: its plans are of kernels
     limits = engine.Limits(nodes=min(settings.node_limit, cpu.DEFAULT_LIMITS.nodes),
                            seconds=settings.time_limit)
     try:  # the cpu target plug-in: search, passes, verification (no Halide here)
@@ -91,6 +118,9 @@ def compile(text: str, path: str, settings: Any, **options: Any) -> Any:
     if settings.emit is not Stage.PROGRAM:
         return earlier_stage(optimize, text, path, settings, options, "cpu")
     definition = frontend.load_text(text, path).definition(settings.name)
+    if definition.pipeline is not None:  # a pipeline block: one fused Halide pipeline
+        from kalg.targets.cpu.pipelines import build_pipeline
+        build = build_pipeline
     function = build(definition, **options)
     return CompileResult(f"# {definition.name}: cpu pipeline (kalg.targets.cpu)\n", "program",
                          function, verified=True, definition=definition, target="cpu")

@@ -55,6 +55,7 @@ import halide as hl
 import numpy as np
 
 from kalg import __version__
+from kalg.dataflow.graph import compare
 from kalg.targets.cpu.abi import Buffer, host_buffer
 from kalg.targets.cpu.borders import Border
 from kalg.targets.cpu.plan import STRIP, WINDOW_STRIP, CpuPlan, direct_taps, plan_data
@@ -479,6 +480,230 @@ def _multiple(ex: int, ey: int, dx: int, dy: int) -> int | None:
 # STANDALONE END
 
 
+# ---------------------------------------------------------------------------- pipelines
+SCHEDULES = {"fused": (32, 0), "fused-8": (8, 0), "fused-16": (16, 0), "fused-64": (64, 0),
+             "tiled": (32, 512), "tiled-256": (64, 256),
+             "sliding": (32, 0), "sliding-128": (128, 0), "lean": (32, 0), "lean-16": (16, 0),
+             "lean-64": (64, 0), "root": (32, 0)}
+"""Schedules of a pipeline graph: name -> (rows per strip, columns per tile or 0 for whole rows).
+
+* `fused`, `fused-8`, `fused-16`, `fused-64`: every stored stage (an image a conv reads, and
+  the passes the plan stores) computed per strip of the output, strips in parallel (Forma's
+  fusion through tiling, with strips as tiles);
+* `tiled`, `tiled-256`: the same per tile of a strip;
+* `sliding`, `sliding-128`: stored per strip, computed row by row as the output's rows need
+  them (Halide's sliding window: line buffers);
+* `lean`, `lean-16`, `lean-64`: as `fused-*`, but only the stages convs read are stored: the
+  plan's own stored passes are inlined (more arithmetic, less memory traffic);
+* `root`: no fusion - every stage and pass stored over the whole image, stage by stage (each
+  parallel over strips and vectorised): the unfused baseline."""
+
+
+def compile_graph(gplan, border: Border, schedule: str) -> Compiled:
+    """A planned pipeline graph (`graph_plan.GraphPlan`) as one Halide pipeline with
+    `border` around every conv's operand and the named schedule (`SCHEDULES`); from the disk
+    cache when there. `run(images, outs)`: one float32 image per graph input, one array per
+    output (in the graph's output order)."""
+    start = time.perf_counter()
+    target = hl.get_host_target()
+    key = _graph_key(gplan, border, schedule, target)
+    path = cache_dir() / f"kalg_graph_{key[:32]}.so" if cache_dir() else None
+    arity = len(gplan.graph.inputs) + len(gplan.graph.outputs)
+    if path is not None and path.exists():
+        run = _load(path, arity)
+        if run is not None:
+            return Compiled(run, "disk cache", time.perf_counter() - start)
+    pipeline, params = GraphLowering(gplan, border, target, schedule).pipeline()
+    if path is not None and (run := _aot(pipeline, params, target, path, arity)):
+        return Compiled(run, "compiled (cached on disk)", time.perf_counter() - start)
+    jit = pipeline.compile_to_callable(params, target)
+    return Compiled(lambda images, outs: jit(*images, *outs), "JIT",
+                    time.perf_counter() - start)
+
+
+def _graph_key(gplan, border: Border, schedule: str, target: hl.Target) -> str:
+    lowering = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    text = "\n".join([f"kalg {__version__} format {CACHE_FORMAT} halide {halide_version()}",
+                      f"lowering {lowering}", f"target {target}",
+                      f"border {border.mode} {border.value!r}", f"schedule {schedule}",
+                      gplan.describe()])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class _SourcedLowering(Lowering):
+    """A plan's passes whose `input` pass c reads the Func `sources[c]` (a stage of the
+    pipeline, already extended by its border) instead of an image parameter."""
+
+    def __init__(self, data: dict, target: hl.Target, sources: dict[int, hl.Func],
+                 extent: hl.ImageParam) -> None:
+        super().__init__(data, "replicate", 0.0, target)
+        self.sources = sources
+        self.param = extent  # running-sum scans read the image's size from it
+
+    def func(self, v: int) -> hl.Func:
+        p = self.values[v]
+        if v not in self.funcs and p.op == "input":
+            f = hl.Func(f"v{v}")
+            f[self.x, self.y] = self.sources[p.param[0] if p.param else 0][self.x, self.y]
+            self.funcs[v] = f
+        return super().func(v)
+
+
+class GraphLowering:
+    """A pipeline graph as Halide Funcs, one per stage: the conv nodes from the plan's passes
+    (`_SourcedLowering`), the pointwise nodes as expressions of their operands; then the
+    schedule (`SCHEDULES`) in one place, apart from the algorithm."""
+
+    def __init__(self, gplan, border: Border, target: hl.Target, schedule: str) -> None:
+        from kalg.targets.cpu.graph_plan import conv_name
+        from kalg.targets.cpu.plan import plan_data
+        self.graph, self.border, self.target = gplan.graph, border, target
+        self.schedule = schedule
+        self.x, self.y = hl.Var("x"), hl.Var("y")
+        self.vec = target.natural_vector_size(hl.Float(32))
+        self.params = [hl.ImageParam(hl.Float(32), 2, f"image_{n}") for n in self.graph.inputs]
+        self.funcs: dict[int, hl.Func] = {}
+        self.stored: list[hl.Func] = []
+        self.conv_name = conv_name
+        channel = {o: c for c, o in enumerate(gplan.operands)}
+        sources: dict[int, hl.Func] = {}  # filled as the operands are defined, in order
+        self.linear = _SourcedLowering(plan_data(gplan.linear), target, sources, self.params[0])
+        for group in self._levels():
+            shared = [i for i in group if i in channel and self.graph.nodes[i].op != "input"]
+            if len(shared) > 1:  # images that convs read, one level: one loop, one Tuple
+                self._define_together(shared)
+            for i in group:
+                if i not in self.funcs:
+                    self._define(i)
+            for i in shared[:1] if len(shared) == 1 else ():
+                self.stored.append(self.funcs[i])
+            for i in group:
+                if i in channel:
+                    sources[channel[i]] = self._bordered(i)
+
+    def _levels(self) -> list[list[int]]:
+        """The live nodes by depth (the longest path from an input): a node depends only on
+        nodes of lower depth."""
+        depth: dict[int, int] = {}
+        for i in self.graph.live():
+            depth[i] = 1 + max((depth[a] for a in self.graph.nodes[i].args), default=-1)
+        return [[i for i in depth if depth[i] == d] for d in range(max(depth.values()) + 1)]
+
+    def _define_together(self, nodes: list[int]) -> None:
+        """Pointwise stages of one depth that convs read, as ONE stored Tuple-valued Func
+        (their common operands are computed once per pixel, in one loop); each stage is an
+        element of it."""
+        t = hl.Func(f"t{nodes[0]}")
+        t[self.x, self.y] = hl.Tuple([self._pointwise(self.graph.nodes[i]) for i in nodes])
+        self.stored.append(t)
+        for k, i in enumerate(nodes):
+            f = self.funcs[i] = hl.Func(f"s{i}")
+            f[self.x, self.y] = t[self.x, self.y][k]
+
+    def _define(self, i: int) -> None:
+        n = self.graph.nodes[i]
+        if n.op == "const":
+            return
+        f = self.funcs[i] = hl.Func(f"s{i}")
+        if n.op == "input":
+            f[self.x, self.y] = self.params[n.param][self.x, self.y]
+        elif n.op == "conv":  # its passes read only operands defined before it; inlined
+            # unless another conv reads it (`_bordered`): Halide's CSE computes it once per pixel
+            f[self.x, self.y] = self.linear.expr(self.linear.outputs[self.conv_name(i)])
+        else:
+            f[self.x, self.y] = self._pointwise(n)
+
+    def _value(self, i: int) -> hl.Expr:
+        n = self.graph.nodes[i]
+        if n.op == "const":
+            return hl.f32(float(n.param))
+        return self.funcs[i][self.x, self.y]
+
+    def _pointwise(self, n) -> hl.Expr:
+        args = [self._value(i) for i in n.args]
+        if n.op == "compare":
+            return hl.select(compare(str(n.param), *args), hl.f32(1), hl.f32(0))
+        return _POINTWISE[n.op](*args)
+
+    def _bordered(self, i: int) -> hl.Func:
+        """Stage i extended beyond the image by the border (what a conv reads)."""
+        n = self.graph.nodes[i]
+        if n.op == "input":
+            source = self.params[n.param]
+            bounds = None
+        else:
+            source = self.funcs[i]
+            bounds = [hl.Range(0, self.params[0].width()), hl.Range(0, self.params[0].height())]
+        mode, bc = self.border.mode, hl.BoundaryConditions
+        extra = [] if bounds is None else [bounds]
+        match mode:
+            case "constant":
+                return bc.constant_exterior(source, *extra, hl.f32(self.border.value))
+            case "replicate":
+                return bc.repeat_edge(source, *extra)
+            case "reflect":
+                return bc.mirror_image(source, *extra)
+            case "reflect101":
+                return bc.mirror_interior(source, *extra)
+            case "wrap":
+                return bc.repeat_image(source, *extra)
+        raise ValueError(f"unknown border {mode}")
+
+    def pipeline(self) -> tuple[hl.Pipeline, list[hl.ImageParam]]:
+        x, y = self.x, self.y
+        values = [self._value(v) for v in self.graph.outputs.values()]
+        out = hl.Func("out")
+        out[x, y] = values[0] if len(values) == 1 else hl.Tuple(values)
+        rows, cols = SCHEDULES[self.schedule]
+        yo, yi, xo, xi = hl.Var("yo"), hl.Var("yi"), hl.Var("xo"), hl.Var("xi")
+        out.split(y, yo, yi, rows, hl.TailStrategy.GuardWithIf).parallel(yo)
+        at = yo
+        if cols:
+            out.split(x, xo, xi, cols, hl.TailStrategy.GuardWithIf).reorder(xi, yi, xo, yo)
+            out.vectorize(xi, self.vec, hl.TailStrategy.GuardWithIf)
+            at = xo
+        else:
+            out.vectorize(x, self.vec, hl.TailStrategy.GuardWithIf)
+        inner = [f for f in self.linear.at_strip if f not in self.stored]
+        if self.schedule.startswith("lean"):
+            inner = []  # inlined: each pass recomputed where it is read
+        if self.schedule == "root":
+            for f in [*self.stored, *inner]:
+                self._root(f, rows)
+        elif self.schedule.startswith("sliding"):
+            for f in [*self.stored, *inner]:
+                f.store_at(out, yo).compute_at(out, yi).vectorize(x, self.vec)
+        else:
+            for f in [*self.stored, *inner]:
+                f.compute_at(out, at).vectorize(x, self.vec)
+        for f in self.linear.roots:
+            f.compute_root()
+        for f in self.linear.column_at:
+            f.compute_at(out, at) if self.schedule != "root" else f.compute_root()
+        return hl.Pipeline(out), self.params
+
+    def _root(self, f: hl.Func, rows: int) -> None:
+        yo, yi = hl.Var("yo"), hl.Var("yi")
+        f.compute_root().split(self.y, yo, yi, rows, hl.TailStrategy.GuardWithIf).parallel(yo)
+        f.vectorize(self.x, self.vec, hl.TailStrategy.GuardWithIf)
+
+
+_POINTWISE = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b,
+    "neg": lambda a: -a,
+    "abs": hl.abs,
+    "sqrt": lambda a: hl.sqrt(hl.max(a, hl.f32(0))),  # sqrt of max(a, 0): never NaN
+    "min": hl.min,
+    "max": hl.max,
+    "select": lambda m, a, b: hl.select(m != hl.f32(0), a, b),
+    "clamp": lambda a, lo, hi: hl.min(hl.max(a, lo), hi),
+}
+"""Each pointwise node of a graph as a Halide expression of its operands (`compare` apart)."""
+
+
 # ---------------------------------------------------------------------------- ahead of time
 def _aot(pipeline: hl.Pipeline, params: list[hl.ImageParam], target: hl.Target, path: Path,
          arity: int) -> Callable | None:
@@ -698,5 +923,6 @@ def link_cuda(plan: CpuPlan, border: Border, capability: tuple[int, int] | None,
     return path, "compiled (cached on disk)"
 
 
-__all__ = ["Compiled", "Lowering", "cache_dir", "compile_cuda", "compile_plan", "cuda_target",
-           "gpu_pipeline", "halide_version", "link_cuda"]
+__all__ = ["SCHEDULES", "Compiled", "GraphLowering", "Lowering", "cache_dir", "compile_cuda",
+           "compile_graph", "compile_plan", "cuda_target", "gpu_pipeline", "halide_version",
+           "link_cuda"]

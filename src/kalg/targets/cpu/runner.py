@@ -222,6 +222,7 @@ def load_definition(definition: Any, name: str | None = None) -> frontend.Defini
 
 def plan_definition(definition: frontend.Definition) -> CpuPlan:
     """The verified cpu plan of a definition (a semantic error is located at it)."""
+    refuse_pipeline(definition)
     try:
         if definition.channels:
             return plan_channels(definition.channels, definition.inputs)
@@ -229,6 +230,15 @@ def plan_definition(definition: frontend.Definition) -> CpuPlan:
     except KalgSemanticError as err:
         raise KalgSemanticError(f"'{definition.name}': {err.message}",
                                 err.span or definition.span, err.hint) from None
+
+
+def refuse_pipeline(definition: frontend.Definition) -> None:
+    """A pipeline has no plan of kernels (its outputs are images): a located error for the
+    paths that take kernels and filters only (the cuda target, a standalone module)."""
+    if definition.pipeline is not None:
+        raise KalgSemanticError(
+            f"'{definition.name}' is a pipeline: it runs on the cpu target only (kalg run, "
+            "kalg.compile(..., target='cpu')), not as a kernel or filter", definition.span)
 
 
 def build(definition: Any, border: Border | str | None = None, name: str | None = None,
@@ -244,4 +254,4 @@ def build(definition: Any, border: Border | str | None = None, name: str | None 
 
 
 __all__ = ["CpuFilter", "build", "channel_planes", "correlate", "load_definition",
-           "plan_definition"]
+           "plan_definition", "refuse_pipeline"]

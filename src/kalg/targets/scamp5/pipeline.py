@@ -74,6 +74,7 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
     ops = settings.ops or target.ops
     registers = settings.registers or target.registers
     target_name = settings.target or target.name
+    _refuse_pipeline(definition, target_name)
     # A layer (more outputs than a program holds) and a filter over several inputs have
     # compiles of their own.
     if (own := _own_compile(definition, path, settings, ops, registers, input_register, target,
@@ -414,6 +415,13 @@ def _check_output(definition: frontend.Definition, register: str, kernel: Kernel
             f"{where} reaches {kernel.radius()} pixels from its centre: on SCAMP-5's 256x256 "
             f"array no output pixel would see all its inputs (at most {MAX_REACH})",
             definition.span)
+
+
+def _refuse_pipeline(definition: frontend.Definition, target_name: str) -> None:
+    """A pipeline is a located error on SCAMP-5, at the first stage the device cannot run."""
+    if definition.pipeline is not None:
+        from kalg.targets.scamp5.dataflow import check_scamp5
+        check_scamp5(definition.pipeline, target_name, definition.span)
 
 
 def _early_warnings(definition: frontend.Definition,

@@ -1,0 +1,74 @@
+"""The reference evaluator: a pipeline graph on numpy images, node by node.
+
+Every compiled pipeline is checked against it before its first result. It computes in float64
+by default (or in any numpy float type: float32 evaluation measures how far float32 rounding
+alone can move a result, which is the tolerance of the check). A `conv` extends its operand by
+the border (`borders.Border`) and correlates, as OpenCV's filter2D does with that border.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from kalg.algebra.kernel import Kernel
+from kalg.dataflow.graph import Graph, compare
+from kalg.targets.cpu.borders import Border
+
+
+def evaluate(graph: Graph, images: Sequence[np.ndarray], border: Border,
+             dtype: type = np.float64) -> dict[str, np.ndarray]:
+    """Every output of `graph` (name → array of the images' shape) for the input `images`."""
+    shape = np.shape(images[0])
+    values: dict[int, np.ndarray] = {}
+    for i in graph.live():
+        n = graph.nodes[i]
+        args = [values[a] for a in n.args]
+        values[i] = _node(n.op, n.param, args, images, border, shape, dtype)
+    return {name: np.broadcast_to(values[v], shape).astype(dtype)
+            for name, v in graph.outputs.items()}
+
+
+def _node(op: str, param: object, args: list[np.ndarray], images: Sequence[np.ndarray],
+          border: Border, shape: tuple, dtype: type) -> np.ndarray:
+    if op == "input":
+        return np.asarray(images[param], dtype=dtype)
+    if op == "const":
+        return dtype(float(param))
+    if op == "conv":
+        return correlate(param, np.broadcast_to(args[0], shape), border, dtype)
+    if op == "compare":
+        return compare(str(param), args[0], args[1]).astype(dtype)
+    if op == "select":
+        return np.where(args[0] != 0, args[1], args[2]).astype(dtype)
+    return _POINTWISE[op](*args)
+
+
+_POINTWISE = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": np.divide,
+    "neg": np.negative,
+    "abs": np.abs,
+    "sqrt": lambda a: np.sqrt(np.maximum(a, 0)),  # of max(a, 0): never NaN
+    "min": np.minimum,
+    "max": np.maximum,
+    "clamp": lambda a, lo, hi: np.minimum(np.maximum(a, lo), hi),
+}
+
+
+def correlate(kernel: Kernel, image: np.ndarray, border: Border,
+              dtype: type = np.float64) -> np.ndarray:
+    """`kernel` correlated with `image` extended by `border`, in `dtype`."""
+    r = kernel.radius()
+    h, w = image.shape
+    padded = border.pad(np.asarray(image, dtype=dtype), r, r, r, r)
+    out = np.zeros((h, w), dtype=dtype)
+    for (x, y), c in kernel.entries:
+        out += padded[r - y: r - y + h, r + x: r + x + w] * dtype(float(c))
+    return out
+
+
+__all__ = ["correlate", "evaluate"]
