@@ -16,8 +16,10 @@ from pathlib import Path
 from kalg.diagnostics import KalgError
 
 HORNER_VALUES = 400
-"""Horner baselines with more live values than this are not compiled (a 31x31 kernel's has
-about 2000: the code generator would take minutes); the column says so."""
+"""Horner baselines with more live values than this are not compiled (the code generator's search
+grows with the live values, to minutes for kernels of hundreds of taps); the column says so. The
+same bound as `portfolio.MAX_VALUES`, so the baseline is compiled wherever kalg's own candidates
+would be."""
 
 COLUMNS = ("kernel", "ops", "kalg", "proven optimum", "best found", "horner", "compile s",
            "verified", "kalg/optimum", "kalg/best", "won by")

@@ -180,13 +180,16 @@ def _as_written(tree: tuple, semiring: Semiring,
 
 
 SEPARATE_OVER_TAPS = 25
-"""Real kernels with more taps than this that are separable are seeded through their factors
-(the SCAMP-5 analyses of a 31x31 literal take minutes and flood the e-graph past its node cap
-before the window rules can form runs); smaller ones get the analyses of the whole kernel."""
+"""Real kernels with more taps than this that are separable are seeded through their factors: the
+analyses of a whole literal grow with its taps faster than those of its row and column, and a
+large literal's seeds fill the e-graph to its node cap before the window rules can form runs.
+The bound is a 5x5 kernel."""
 
 SEARCH_MAX_TAPS = 121
-"""Non-separable real kernels with more taps than this skip the search and are applied tap by
-tap: the analyses' time grows too fast (a random 15x15 took 33 s for a 13% saving)."""
+"""Non-separable real kernels with more taps than this (11x11) skip the search and are applied tap
+by tap: the analyses' time grows faster than the taps, and past this size the search costs tens
+of seconds for a small saving. The direct form is always correct, so the bound changes only
+speed."""
 
 
 def _real_facts(k: Kernel, max_literals: int) -> str | None:

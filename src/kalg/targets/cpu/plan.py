@@ -315,9 +315,9 @@ def plan_data(plan: CpuPlan) -> dict:
 DIRECT_OVER = 96
 """A plan of more operations per pixel than this is lowered as the direct correlation of its
 kernels (`direct_taps`) where that costs no more operations: the lowering makes a Halide Func
-per pass, and Halide's compile time grows faster than the passes (a random 15x15 kernel, tap by
-tap, 317 passes: 64 s of CPU), while the direct sum is one Func per row of taps (about 2 s).
-Every row of `kalg bench --target cpu` has at most 48, so none is lowered so."""
+per pass, and Halide's compile time grows faster than the number of passes, while the direct sum
+is one Func per row of taps. The bound is twice the 48 operations of a 7x7 kernel applied tap by
+tap, so a plan is lowered directly only when it is long in its own right."""
 
 
 def direct_cost(kernel: Kernel) -> int:

@@ -100,12 +100,11 @@ def egraph_name(op_set: str, ops: str) -> str:
 
 
 LARGE_TAPS = 49
-"""Kernels with more taps than this (beyond 7x7, the benchmark's largest) that are separable
-or factor into integer factors get only the direct candidates (the factor chain, row-then-column
-by Horner, Horner over the whole kernel), and no e-graph: on a 31x31 box the e-graph's flat
-literals took 34 s to extract and 48 s to lower, for 520 instructions where row-then-column
-gives 43 in a few seconds; the 9x9 Gaussian took 20 s for the factor chain's 36 instructions,
-now found in under 2 s of CPU time."""
+"""Kernels with more taps than this (beyond 7x7) that are separable or factor into integer factors
+get only the direct candidates (the factor chain, row-then-column by Horner, Horner over the
+whole kernel), and no e-graph: the e-graph's flat literals grow with the taps, and its
+extraction and lowering with them, while the direct candidates are cheap to build. Below it the
+e-graph runs as for any kernel."""
 
 
 _LARGE_NOTE = (f"not run (more than {LARGE_TAPS} taps and separable or factorable: direct "
@@ -113,15 +112,16 @@ _LARGE_NOTE = (f"not run (more than {LARGE_TAPS} taps and separable or factorabl
 
 
 LARGE_VALUES = 200
-"""In the large path, candidates with more live values than this are left out (Horner over a
-whole 9x9 Gaussian, 285 values: 14 s of screening for 287 instructions)."""
+"""In the large path, candidates with more live values than this are left out: half of
+`portfolio.MAX_VALUES`, the bound on any candidate: the large path screens several candidates of
+one kernel, each given half the size the code generator takes at all."""
 
 
 FLAT_LARGE_VALUES = 256
-"""...except Horner over a kernel of one digit plane (a flat sum: no halvings, one add per
-tap), admitted up to this many: the 11x11 box's 241 values screen in under a second and refine
-to 15 instructions, where row-then-column gives 16 (a random 9x9 of three planes, 163 values,
-takes 6.5 s to screen)."""
+"""...except Horner over a kernel of one digit plane (a flat sum: no halvings, one add per tap),
+admitted up to this many (about two values per tap: flat kernels up to about 11x11): a flat
+sum's values are all alike, so the code generator screens it faster per value than a candidate
+of several planes."""
 
 
 CHAIN_WIDTH = 3

@@ -110,16 +110,13 @@ MEMORY = ("the code generator's search over the candidate decompositions ran out
 
 
 JOINT_PROBE_SLACK = 2
-"""A filter's joint decomposition ladder (`_joint_program`: two op sets, up to six register
-files, each candidate screened and the best refined twice; 10-50 s of CPU for two or three
-outputs) is run only where a probe - every candidate screened once on the whole register
-file - is at most this many instructions longer than the constant-matrix program. On 19
-filters of docs/scaling.md's study (18 registers: seeds 0-9 and 100-102, 106-108 with two
-or three outputs; 6 registers: seed 3 with three) the ladder's program was at most 3
-instructions shorter than its probe (seed 108, two outputs: probe 21, ladder 18, matrix 19),
-so a probe more than 2 longer than the matrix program leaves the ladder 4 or more to find to
-win. A slack of 1/8 of the matrix program ran it where it cannot win and cost up to 43 s (seed
-106, three outputs: probe 31, matrix 28, ladder 29)."""
+"""A filter's joint decomposition ladder (`_joint_program`: two op sets, up to six register files,
+each candidate screened and the best refined twice; tens of seconds of CPU for two or three
+outputs) is run only where a probe - every candidate screened once on the whole register file -
+is at most this many instructions longer than the constant-matrix program. Refining gains a few
+instructions over screening, not many: a probe far behind the matrix program leaves the ladder
+nothing to win, and the slack is a count, so whether the ladder runs does not depend on the
+machine."""
 
 
 def _joint_may_win(candidates: dict[str, Decomposition], registers: tuple[str, ...],

@@ -355,8 +355,8 @@ FACTORED = "shortest factors"
 
 FACTOR_NODES = 10_000
 """Node budget of the exact searches for a small kernel's factors (`codegen.factored`), all
-together: deterministic, at most about half a second of CPU (robinson_ne's 5 takes about
-6000 nodes)."""
+together: a count, so the result does not depend on the machine, of at most about half a second
+of CPU, a fraction of a small kernel's compile."""
 
 
 FACTOR_TAPS = 25
@@ -387,9 +387,8 @@ instruction to the last (`codegen.kept`); shorter ones are searched whole by the
 
 
 KEPT_NODES = 30_000
-"""Node budget of those searches, all together: deterministic, at most about 0.4 s of CPU
-(mean_cross's 6 takes about 16500 nodes, some of its middles needing a proof that no
-4-instruction program exists)."""
+"""Node budget of those searches, all together: a count, so the result does not depend on the
+machine, of at most about 0.4 s of CPU, a fraction of a small kernel's compile."""
 
 
 KEPT_INPUT_NODES = 150_000
@@ -400,11 +399,10 @@ end, so all are searched."""
 
 
 KEPT_INPUT_SEARCH = 60_000
-"""Node cap of each of those searches. A 7-instruction program's middles (5 instructions)
-take 0.35 to 0.65 million nodes to the end, but the guided order finds the ones that exist
-early: on the 7-instruction compiles of 3 seeded sets of random 3x3 kernels, every 6 this
-family has was found within 42000 nodes of its search (emboss's within 32000; in the fixed
-order 0.24 to 0.49 million), so a search that has found nothing by then is given up."""
+"""Node cap of each of those searches. A 7-instruction program's middles (5 instructions) take
+hundreds of thousands of nodes to search to the end, but the guided order tries the likeliest
+first, so one that exists is found early; a search that has found nothing within a tenth of the
+full search is given up (a count: the result does not depend on the machine)."""
 
 
 def _by_kept_value(outputs: dict, program: list[Instr], winner: str,
@@ -427,10 +425,8 @@ registers) also gets the exact search for a shorter one, within `FIND_NODES`: no
 
 
 FIND_NODES = 100_000
-"""Node budget of that search (deterministic; about 0.3 s of CPU on an idle core). On 40
-random sparse 3x3 kernels (seed 4242, entries -2..2), 7 compiled to 6 instructions have a
-5-instruction program; this budget finds the 2 found within 82000 nodes (the others take
-0.86 to 1.6 million: `--exhaustive`)."""
+"""Node budget of that search: a count, so the result does not depend on the machine, of about 0.3
+s of CPU on an idle core; a longer search is what `--exhaustive` is for."""
 
 
 def _shorter_by_search(outputs: dict, program: list[Instr], winner: str,

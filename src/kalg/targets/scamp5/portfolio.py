@@ -59,8 +59,9 @@ sometimes shorter than the wider search's (never worse overall: the shortest pro
 The outputs-in-sequence program is left to `REFINE`, which already compares it."""
 
 MAX_VALUES = 400
-"""Candidates with more live values than this are not given to the code generator: its search
-state grows with them (a 1600-value greedy extraction of a 13x13 Gaussian exhausts memory)."""
+"""Candidates with more live values than this are not given to the code generator: its search state
+grows with them, and the bound keeps a compile within its memory
+(`resources.PROCESS_MEMORY_MIB`)."""
 
 FULL_SIZES = (6, 8, 12, 18, 26)
 """Rungs searched in full (screen and refine): SCAMP-5's six registers and, for the simulated
