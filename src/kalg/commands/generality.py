@@ -15,12 +15,6 @@ from pathlib import Path
 
 from kalg.diagnostics import KalgError
 
-HORNER_VALUES = 400
-"""Horner baselines with more live values than this are not compiled (the code generator's search
-grows with the live values, to minutes for kernels of hundreds of taps); the column says so. The
-same bound as `portfolio.MAX_VALUES`, so the baseline is compiled wherever kalg's own candidates
-would be."""
-
 COLUMNS = ("kernel", "ops", "kalg", "proven optimum", "best found", "horner", "compile s",
            "verified", "kalg/optimum", "kalg/best", "won by")
 
@@ -31,11 +25,12 @@ def horner_count(path: Path, ops: str, registers: tuple[str, ...] | None) -> int
     from kalg import frontend
     from kalg.targets.scamp5 import codegen  # numpy, python-flint: only when compiling
     from kalg.targets.scamp5.optimize import direct_decomposition
+    from kalg.targets.scamp5.portfolio import MAX_VALUES  # the bound on kalg's own candidates
 
     module = frontend.load_file(path)
     definition = module.definition(None)
     decomp = direct_decomposition(definition.outputs)
-    if len(decomp.live()) > HORNER_VALUES:
+    if len(decomp.live()) > MAX_VALUES:
         return None
     try:
         program = codegen.generate(decomp, registers or module.target.registers,

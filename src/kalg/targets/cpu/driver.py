@@ -28,7 +28,7 @@ def optimize(text: str, path: str, settings: Any, output: str | None = None) -> 
         raise UsageError("the cpu target has no program: it prints the decomposition and its "
                          "operations per pixel (use --emit decomposition, or leave --emit out)")
     definition = frontend.load_text(text, path).definition(settings.name)
-    limits = engine.Limits(nodes=min(settings.node_limit, cpu.DEFAULT_LIMITS.nodes),
+    limits = engine.SaturationLimits(nodes=min(settings.node_limit, cpu.DEFAULT_LIMITS.nodes),
                            seconds=settings.time_limit)
     try:  # the cpu target plug-in: search, passes, verification (no Halide here)
         if definition.channels:  # a filter over several inputs

@@ -55,17 +55,17 @@ FAMILIES: dict[str, tuple[str, ...]] = {
 sort, so the families are never mixed."""
 
 
-def schedule(semiring: Semiring) -> tuple[engine.Stage, ...]:
+def schedule(semiring: Semiring) -> tuple[engine.Phase, ...]:
     """The stages run for a kernel of `semiring`: normalising laws, then (semirings) one capped
     iteration of the commutativity/associativity set, then the normalising laws again."""
     if semiring is REAL:
-        return (engine.Stage(FAMILIES["real"], 10),)
+        return (engine.Phase(FAMILIES["real"], 10),)
     name = semiring.name
-    return (engine.Stage((name,), 6), engine.Stage((f"{name}-ac", name), 1),
-            engine.Stage((name,), 4))
+    return (engine.Phase((name,), 6), engine.Phase((f"{name}-ac", name), 1),
+            engine.Phase((name,), 4))
 
 
-DEFAULT_LIMITS = engine.Limits(iterations=12, nodes=20_000, seconds=4.0, memory_mib=3072)
+DEFAULT_LIMITS = engine.SaturationLimits(iterations=12, nodes=20_000, seconds=4.0, memory_mib=3072)
 
 # constructor names of each semiring's sort: (literal, entry, sum, composition)
 _SORT = {"minplus": ("MinLit", "MinTap", "MinMin", "MinCompose"),
@@ -96,7 +96,7 @@ class CpuResult:
     out: int = 0
 
 
-def optimize_cpu(kernel: Kernel, limits: engine.Limits = DEFAULT_LIMITS,
+def optimize_cpu(kernel: Kernel, limits: engine.SaturationLimits = DEFAULT_LIMITS,
                  max_literals: int = 30, written: tuple | None = None) -> CpuResult:
     """Find the decomposition of `kernel` with the fewest operations per output pixel on a CPU.
 
@@ -152,7 +152,7 @@ def optimize_cpu(kernel: Kernel, limits: engine.Limits = DEFAULT_LIMITS,
 
 
 def _as_written(tree: tuple, semiring: Semiring,
-                limits: engine.Limits) -> tuple[Passes, int] | None:
+                limits: engine.SaturationLimits) -> tuple[Passes, int] | None:
     """A min/max-plus or Boolean kernel's passes as the user wrote it: each matrix (leaf) by
     its own cheapest passes (`optimize_cpu`, once per distinct matrix), a ⊕ of two terms one
     pass, a composition its factors applied in turn. `a * a * a` of a 3x3 min-plus `a` is 48
@@ -775,7 +775,7 @@ def format_result(name: str, results: dict[str, CpuResult]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def optimize_outputs(outputs: dict[str, Kernel], limits: engine.Limits = DEFAULT_LIMITS,
+def optimize_outputs(outputs: dict[str, Kernel], limits: engine.SaturationLimits = DEFAULT_LIMITS,
                      ) -> dict[str, CpuResult]:
     """`optimize_cpu` for every output of a kernel or filter, in register order."""
     return {reg: optimize_cpu(k, limits) for reg, k in sorted(outputs.items())}

@@ -71,7 +71,7 @@ class CpuPlan:
         return "\n".join(lines)
 
 
-def plan_outputs(outputs: Mapping[str, Kernel], limits: engine.Limits = DEFAULT_LIMITS,
+def plan_outputs(outputs: Mapping[str, Kernel], limits: engine.SaturationLimits = DEFAULT_LIMITS,
                  written: Mapping[str, tuple] | None = None) -> CpuPlan:
     """Optimize every output (`written`: the trees of those written as algebra, the
     definition's `structure`) and merge their passes; raises VerificationError if the merged
@@ -114,7 +114,7 @@ def lowered_cost(program: Passes, outs: Mapping[str, int]) -> int:
 
 
 def plan_channels(channels: Mapping[str, Mapping[str, Kernel]], inputs: Sequence[str],
-                  limits: engine.Limits = DEFAULT_LIMITS) -> CpuPlan:
+                  limits: engine.SaturationLimits = DEFAULT_LIMITS) -> CpuPlan:
     """A filter over several input channels (output → input → real kernel; `inputs` in the
     order of the image's channels) as one program: out = Σ_c K_out,c ⋆ in_c.
 

@@ -88,7 +88,7 @@ def search_options(ops: str, settings: Settings, deadline: Deadline) -> Options:
     if deadline.end is not None:
         left = max(deadline.left(), 0.1)
         seconds, extraction = min(seconds, left / 4), min(extraction, left / 4)
-    limits = engine.Limits(nodes=settings.node_limit, seconds=seconds)
+    limits = engine.SaturationLimits(nodes=settings.node_limit, seconds=seconds)
     included = portfolio.OP_ORDER[: portfolio.OP_ORDER.index(ops)]  # searched too (monotone)
     return Options(op_set=ops, limits=limits, extraction_seconds=extraction, also=included)
 

@@ -49,9 +49,9 @@ def _joint_program(candidates: dict[str, dict[str, Decomposition]], outputs: dic
                              settings.progress, large=True)
     wide = any(r not in SCAMP5_REGISTERS for r in registers)
     universe = SIMULATED_REGISTERS if wide else SCAMP5_REGISTERS
-    budget = portfolio.Budget(tuple(registers), input_register, ops, tuple(sorted(outputs)),
+    budget = portfolio.Resources(tuple(registers), input_register, ops, tuple(sorted(outputs)),
                               universe)
-    best = portfolio.best_program(candidates, budget, deadline, settings.progress)
+    best = portfolio.best_on_ladder(candidates, budget, deadline, settings.progress)
     return best.program, best.candidate, best.stop
 
 

@@ -22,7 +22,7 @@ from kalg.targets.scamp5 import cost
 FAMILIES = ("ring", "distributivity", "lower", "retime", "scamp5")
 """Rule families the SCAMP-5 schedule loads (rules/NAME.egg)."""
 
-ALGEBRA = (engine.Stage(("ring",), 6),)
+ALGEBRA = (engine.Phase(("ring",), 6),)
 """First e-graph: Kernel terms only - factor orders, halving placement, shifts across sums. Six
 iterations: enough for each ring law to apply a few times in turn, while the e-graph that is
 serialised and ranked stays small (it grows with every iteration). More is not better: the
@@ -30,8 +30,8 @@ variants are ranked by their Kernel-term cost, not by the programs they lower to
 e-graph offers more variants that rank well and lower worse."""
 
 LOWERING = (
-    engine.Stage(("lower",), 10),
-    engine.Stage(("lower", "retime"), 1),
+    engine.Phase(("lower",), 10),
+    engine.Phase(("lower", "retime"), 1),
 )
 """Second e-graph: the chosen variants become register operations, then SCAMP-5 macros."""
 
@@ -39,7 +39,7 @@ LOWERING = (
 @dataclass(frozen=True, slots=True)
 class Options:
     op_set: str = "all"
-    limits: engine.Limits = field(default_factory=engine.Limits)
+    limits: engine.SaturationLimits = field(default_factory=engine.SaturationLimits)
     max_literals: int = 30
     variants: int = 4
     extraction_seconds: float = 3.0
