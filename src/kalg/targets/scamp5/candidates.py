@@ -20,6 +20,17 @@ from kalg.targets.scamp5 import codegen, portfolio
 from kalg.targets.scamp5.codegen.chain import chain_widths
 from kalg.targets.scamp5.codegen.separable import separable_candidate
 from kalg.targets.scamp5.optimize import Optimized, Options, direct_decomposition, optimize
+from kalg.targets.scamp5.sources import (
+    AS_WRITTEN,
+    EGRAPH,
+    EGRAPH_VARIANTS,
+    FACTOR_CHAIN,
+    FACTOR_CHAIN_HALVING_FIRST,
+    HORNER,
+    SEPARABLE,
+    SEPARABLE_COLUMN_FIRST,
+    SPLIT_CHAIN,
+)
 
 
 @dataclass
@@ -60,21 +71,21 @@ def search(definition: frontend.Definition, settings: Settings, ops: str,
         if settings.emit is not Stage.PROGRAM:
             return Found(stats, {}, {}, False, optimized)
         # Generate code for every candidate decomposition; the shortest verified program wins.
-        shared = {"e-graph variants": optimized.applied,
-                  "horner": direct_decomposition(definition.outputs)}
+        shared = {EGRAPH_VARIANTS: optimized.applied,
+                  HORNER: direct_decomposition(definition.outputs)}
         if optimized.as_written is not None:
-            shared["as written"] = optimized.as_written
+            shared[AS_WRITTEN] = optimized.as_written
         if (chain := codegen.factor_chain(definition.outputs)) is not None:
-            shared["factor chain"] = chain
+            shared[FACTOR_CHAIN] = chain
         if (first := codegen.factor_chain(definition.outputs, halve_first=True)) is not None:
-            shared["factor chain, halving first"] = first
+            shared[FACTOR_CHAIN_HALVING_FIRST] = first
         if (split := codegen.factor_chain(definition.outputs, split=True)) is not None:
-            shared["split chain"] = split
+            shared[SPLIT_CHAIN] = split
         extracted = {ops: optimized.decomposition, **optimized.extra}
         candidates = {op_set: {egraph_name(op_set, ops): extracted[op_set], **shared}
                       for op_set in extracted}
-        provenance = {"e-graph": optimized.provenance,
-                      "e-graph variants": optimized.applied_provenance}
+        provenance = {EGRAPH: optimized.provenance,
+                      EGRAPH_VARIANTS: optimized.applied_provenance}
         return Found(stats, candidates, provenance, False, optimized)
     return Found(stats, candidates, provenance, bool(large))
 
@@ -96,7 +107,7 @@ def search_options(ops: str, settings: Settings, deadline: Deadline) -> Options:
 def egraph_name(op_set: str, ops: str) -> str:
     """The e-graph candidate's name: "e-graph", or "e-graph (basic)" for the basic extraction
     searched under op set all."""
-    return "e-graph" if op_set == ops else f"e-graph ({op_set})"
+    return EGRAPH if op_set == ops else f"{EGRAPH} ({op_set})"
 
 
 LARGE_TAPS = 49
@@ -142,18 +153,18 @@ def large_candidates(outputs: dict) -> dict[str, Decomposition] | None:
     if chain is not None and (split is None or max(widths) <= CHAIN_WIDTH):
         # both orders of halving: neither is shorter on every kernel (LoG 9x9: 33 halving
         # after each factor, 37 halving first; binomial Gaussians: halving first)
-        found["factor chain"] = chain
-        found["factor chain, halving first"] = codegen.factor_chain(outputs, halve_first=True)
+        found[FACTOR_CHAIN] = chain
+        found[FACTOR_CHAIN_HALVING_FIRST] = codegen.factor_chain(outputs, halve_first=True)
     if split is not None:
-        found["separable"] = split
-        if "factor chain" not in found:  # the chain of small factors wins there (Gaussians)
-            found["separable, column first"] = separable_candidate(outputs, column_first=True)
+        found[SEPARABLE] = split
+        if FACTOR_CHAIN not in found:  # the chain of small factors wins there (Gaussians)
+            found[SEPARABLE_COLUMN_FIRST] = separable_candidate(outputs, column_first=True)
     if not found:
         return None
     horner = direct_decomposition(outputs)
     flat = all(abs(c) == 1 for k in outputs.values() for c in k.trimmed().taps.values())
     if len(horner.live()) <= (FLAT_LARGE_VALUES if flat else LARGE_VALUES):
-        found["horner"] = horner
+        found[HORNER] = horner
     return found
 
 

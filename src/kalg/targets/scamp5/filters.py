@@ -21,20 +21,17 @@ from kalg.targets.scamp5.machine.isa import REGISTERS as SCAMP5_REGISTERS
 from kalg.targets.scamp5.machine.isa import SIMULATED_REGISTERS, Instr, Res, bus_steps
 from kalg.targets.scamp5.optimize import direct_decomposition, optimize
 from kalg.targets.scamp5.programs import SCREEN, best_program
-
-MATRIX = "shared matrix"
-
-
-CSE = "shared shifted sums"
-
-
-REVERSE = "outputs built backwards"
-
-
-ONE_AT_A_TIME = "outputs one at a time"
-
-
-LAST_IN_PLACE = "last output in place"
+from kalg.targets.scamp5.sources import (
+    CSE,
+    EGRAPH,
+    EGRAPH_VARIANTS,
+    FACTOR_CHAIN,
+    HORNER,
+    LAST_IN_PLACE,
+    MATRIX,
+    ONE_AT_A_TIME,
+    REVERSE,
+)
 
 
 def _joint_program(candidates: dict[str, dict[str, Decomposition]], outputs: dict,
@@ -312,13 +309,13 @@ def output_stage(reg: str, kernel, free: tuple[str, ...], input_register: str, o
     if deadline.passed():
         return None
     memo = {} if memo is None else memo
-    if (reg, "e-graph") not in memo:
-        memo[reg, "e-graph"] = optimize({reg: kernel}, search_options(ops, settings, deadline))
-    optimized = memo[reg, "e-graph"]
-    stage = {"e-graph": optimized.decomposition, "e-graph variants": optimized.applied,
-             "horner": direct_decomposition({reg: kernel})}
+    if (reg, EGRAPH) not in memo:
+        memo[reg, EGRAPH] = optimize({reg: kernel}, search_options(ops, settings, deadline))
+    optimized = memo[reg, EGRAPH]
+    stage = {EGRAPH: optimized.decomposition, EGRAPH_VARIANTS: optimized.applied,
+             HORNER: direct_decomposition({reg: kernel})}
     if (chain := codegen.factor_chain({reg: kernel})) is not None:
-        stage["factor chain"] = chain
+        stage[FACTOR_CHAIN] = chain
     keep = () if reg == input_register else ((input_register, 0),)
     stage = {n: Decomposition(d.values, (*d.outputs, *keep)) for n, d in stage.items()}
     try:
@@ -328,7 +325,6 @@ def output_stage(reg: str, kernel, free: tuple[str, ...], input_register: str, o
     return part
 
 
-CLEARED = "every output zero: its register cleared"
 
 
 def zero_outputs(outputs: dict) -> tuple[str, ...]:

@@ -26,16 +26,17 @@ from kalg.results import Result
 from kalg.settings import Deadline, Settings
 from kalg.stages import Stage
 from kalg.targets.scamp5 import candidates as search_stage
-from kalg.targets.scamp5 import channel_programs, filters
+from kalg.targets.scamp5 import channel_programs, filters, sources
 from kalg.targets.scamp5.exact import exhaustive as exact
 from kalg.targets.scamp5.exact.factored import shortest_chain
 from kalg.targets.scamp5.exact.kept import kept_program
-from kalg.targets.scamp5.filters import LAST_IN_PLACE, MATRIX, ONE_AT_A_TIME, choose_program
+from kalg.targets.scamp5.filters import choose_program
 from kalg.targets.scamp5.machine.isa import REGISTERS as SCAMP5_REGISTERS
 from kalg.targets.scamp5.machine.isa import SIMULATED_REGISTERS, Instr, bus_steps, outside_op_set
 from kalg.targets.scamp5.machine.simulator import verify_numeric, verify_numeric_channels
 from kalg.targets.scamp5.machine.symbolic import verify_exact
 from kalg.targets.scamp5.machine.text import format_program
+from kalg.targets.scamp5.sources import EXHAUSTIVE, FACTORED, KEPT
 
 __all__ = ["Result", "Settings", "Stage", "compile_file", "compile_text"]
 
@@ -108,30 +109,7 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
     clock.lap("exact searches")
     stats["candidate"] = winner
     stats["stop reason"] = stop or "searched every candidate"
-    stats["provenance"] = {**found.provenance,
-                           "horner": ["digit planes (Horner), no e-graph"],
-                           "separable": ["row then column, each by Horner, no e-graph"],
-                           "separable, column first": ["column then row, each by Horner, "
-                                                       "no e-graph"],
-                           "factor chain": ["integer factors applied in turn, no e-graph"],
-                           "factor chain, halving first": [
-                               "integer factors applied in turn, each after its halvings, "
-                               "common factors of the outputs first, no e-graph"],
-                           "split chain": ["integer factors applied in turn, a factor that is "
-                                           "factorable plus a tap as its own chain plus the "
-                                           "tap, no e-graph"],
-                           "as written": ["the expression as written, no e-graph"],
-                           "exhaustive search": ["exact search over all programs, no e-graph"],
-                           KEPT: ["a value of the first instruction kept to the last, the "
-                                  "middle by the exact search, no e-graph"],
-                           FACTORED: ["the exact search's shortest program of each group of "
-                                      "integer factors, one after another, no e-graph"],
-                           MATRIX: ["outputs as a constant-matrix multiplication over the input "
-                                    "divided once, no e-graph"],
-                           ONE_AT_A_TIME: ["each output's own compile, one after another"],
-                           LAST_IN_PLACE: ["constant-matrix program, the last output made in "
-                                           "place from the others"],
-                           }.get(winner, [winner])
+    stats["provenance"] = sources.provenance(winner, found.provenance)
     # Check once more, numerically, against the reference correlation (scipy-equivalent).
     image = np.random.default_rng(0).uniform(-1, 1, verify_shape(definition.outputs))
     verify_numeric(program, definition.outputs, image, input_register)
@@ -159,7 +137,7 @@ def _cleared_result(definition: frontend.Definition, path: str | Path, ops: str,
     verify_exact(program, definition.outputs, input_register)
     image = np.random.default_rng(0).uniform(-1, 1, VERIFY_SHAPE)
     verify_numeric(program, definition.outputs, image, input_register)
-    stats = _program_stats(program, registers, ops) | {"candidate": filters.CLEARED}
+    stats = _program_stats(program, registers, ops) | {"candidate": sources.CLEARED}
     header = _header(definition, path, ops, registers, input_register, target_name)
     return Result(Stage.PROGRAM, format_program(program, header=header), stats, program,
                   definition=definition, verified=True, warnings=warnings,
@@ -350,7 +328,6 @@ def _six_registers(registers: tuple[str, ...], inp: str, outputs: dict) -> tuple
     return tuple([*first, *rest][:6]) if len(first) <= 6 else registers
 
 
-FACTORED = "shortest factors"
 
 
 FACTOR_NODES = 10_000
@@ -377,7 +354,6 @@ def _by_factors(outputs: dict, program: list[Instr], winner: str, registers: tup
     return (program, winner) if found is None else (found, FACTORED)
 
 
-KEPT = "kept value"
 
 
 KEPT_LENGTHS = (6, 7)
@@ -460,7 +436,7 @@ def _exhaustive(outputs: dict, program: list[Instr], winner: str, registers: tup
                                           output=out, op_set=ops, max_length=len(program) - 1,
                                           nodes=nodes, seconds=seconds)
     if outcome.program is not None:
-        return outcome.program, "exhaustive search", outcome.describe(ops, len(registers))
+        return outcome.program, EXHAUSTIVE, outcome.describe(ops, len(registers))
     if outcome.stopped is None:
         return program, winner, (f"proven shortest ({where}, exhaustive search, "
                                  f"{outcome.nodes} nodes, found no shorter program)")
