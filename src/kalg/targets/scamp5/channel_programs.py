@@ -39,10 +39,10 @@ from kalg.targets.scamp5.machine.isa import (
     outside_op_set,
 )
 from kalg.targets.scamp5.machine.symbolic import verify_exact_channels
-from kalg.targets.scamp5.optimize import direct_decomposition, optimize
+from kalg.targets.scamp5.optimize import optimize
 from kalg.targets.scamp5.optimize_channels import channel_terms
 from kalg.targets.scamp5.programs import SCREEN, best_program
-from kalg.targets.scamp5.sources import CLEARED, FACTOR_CHAIN, HORNER, MATRIX
+from kalg.targets.scamp5.sources import CLEARED, MATRIX, direct_candidates
 
 
 def shortest_program(definition: frontend.Definition, registers: tuple[str, ...],
@@ -344,9 +344,7 @@ class _ChannelStages:
             self.candidates[kernel] = {"e-graph": optimized.decomposition,
                                        "e-graph variants": optimized.applied}
         found = dict(self.candidates[kernel])
-        found[HORNER] = direct_decomposition({"k": kernel})
-        if (chain := codegen.factor_chain({"k": kernel})) is not None:
-            found[FACTOR_CHAIN] = chain
+        found.update(direct_candidates({"k": kernel}))
         return found
 
 

@@ -19,18 +19,17 @@ from kalg.targets.scamp5 import codegen, portfolio
 from kalg.targets.scamp5.candidates import JOINT_OUTPUTS, search_options
 from kalg.targets.scamp5.machine.isa import REGISTERS as SCAMP5_REGISTERS
 from kalg.targets.scamp5.machine.isa import SIMULATED_REGISTERS, Instr, Res, bus_steps
-from kalg.targets.scamp5.optimize import direct_decomposition, optimize
+from kalg.targets.scamp5.optimize import optimize
 from kalg.targets.scamp5.programs import SCREEN, best_program
 from kalg.targets.scamp5.sources import (
     CSE,
     EGRAPH,
     EGRAPH_VARIANTS,
-    FACTOR_CHAIN,
-    HORNER,
     LAST_IN_PLACE,
     MATRIX,
     ONE_AT_A_TIME,
     REVERSE,
+    direct_candidates,
 )
 
 
@@ -313,9 +312,7 @@ def output_stage(reg: str, kernel, free: tuple[str, ...], input_register: str, o
         memo[reg, EGRAPH] = optimize({reg: kernel}, search_options(ops, settings, deadline))
     optimized = memo[reg, EGRAPH]
     stage = {EGRAPH: optimized.decomposition, EGRAPH_VARIANTS: optimized.applied,
-             HORNER: direct_decomposition({reg: kernel})}
-    if (chain := codegen.factor_chain({reg: kernel})) is not None:
-        stage[FACTOR_CHAIN] = chain
+             **direct_candidates({reg: kernel})}
     keep = () if reg == input_register else ((input_register, 0),)
     stage = {n: Decomposition(d.values, (*d.outputs, *keep)) for n, d in stage.items()}
     try:

@@ -12,6 +12,10 @@ seeding the e-graph as equalities with the literal, so that extraction picks amo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kalg.algebra.decomp import Decomposition
 
 EGRAPH = "e-graph"
 EGRAPH_VARIANTS = "e-graph variants"
@@ -80,3 +84,16 @@ def provenance(winner: str, egraph: dict[str, list[str]]) -> list[str]:
     if source is not None and source.made is not None:
         return [source.made]
     return egraph.get(winner, [winner])
+
+
+def direct_candidates(outputs: dict) -> dict[str, Decomposition]:
+    """The direct decompositions every stage adds to its candidates for `outputs`: Horner's
+    digit planes, then the factor chain where the outputs factor (in that order: ties keep
+    the earlier candidate)."""
+    from kalg.targets.scamp5 import codegen
+    from kalg.targets.scamp5.optimize import direct_decomposition
+
+    found = {HORNER: direct_decomposition(outputs)}
+    if (chain := codegen.factor_chain(outputs)) is not None:
+        found[FACTOR_CHAIN] = chain
+    return found
