@@ -1,5 +1,5 @@
 """The documentation is executable: every ```kalg block of docs/language.md parses and
-evaluates, and the README's Python examples run (doctest)."""
+evaluates, and the Python examples of the README and docs/usage.md run (doctest)."""
 
 from __future__ import annotations
 
@@ -31,18 +31,19 @@ def test_language_reference_example_checks(block):
     assert module.definitions
 
 
-def test_readme_python_examples_run(monkeypatch):
-    """The README's `>>>` examples, run as doctests (kalg.compile and kalg.simulate) from the
-    repository root, as a reader of the README would."""
+@pytest.mark.parametrize("page", ["README.md", "docs/usage.md"])
+def test_readme_python_examples_run(monkeypatch, page):
+    """The `>>>` examples of the README and of the full usage page, run as doctests
+    (kalg.compile and kalg.simulate) from the repository root, as a reader would."""
     monkeypatch.chdir(ROOT)
     parser = doctest.DocTestParser()
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / page).read_text(encoding="utf-8")
     text = re.sub(r"^```.*$", "", text, flags=re.M)  # a fence ends an example's output
-    test = parser.get_doctest(text, {}, "README.md", str(ROOT / "README.md"), 0)
+    test = parser.get_doctest(text, {}, page, str(ROOT / page), 0)
     assert len(test.examples) >= 5
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     runner.run(test)
-    assert runner.failures == 0, f"{runner.failures} README example(s) failed (see above)"
+    assert runner.failures == 0, f"{runner.failures} {page} example(s) failed (see above)"
 
 
 def test_readme_cpu_example_prints_what_kalg_prints(capsys, monkeypatch):

@@ -35,18 +35,18 @@ BUDGETS = [tuple("AB"), tuple("ABC"), REGISTERS]
 
 
 def _length(candidates, registers, ops) -> int | None:
-    budget = portfolio.Budget(registers, "A", ops, ("A",), REGISTERS)
+    budget = portfolio.Resources(registers, "A", ops, ("A",), REGISTERS)
     try:
-        return len(portfolio.best_program(candidates, budget).program)
+        return len(portfolio.best_on_ladder(candidates, budget).program)
     except RegisterPressureError:
         return None
 
 
 def _basic_as_all(candidates, registers) -> int | None:
     """The length of basic's program where it is an op set all program too, else None."""
-    budget = portfolio.Budget(registers, "A", "basic", ("A",), REGISTERS)
+    budget = portfolio.Resources(registers, "A", "basic", ("A",), REGISTERS)
     try:
-        program = portfolio.best_program(candidates, budget).program
+        program = portfolio.best_on_ladder(candidates, budget).program
     except RegisterPressureError:
         return None
     return None if (made := as_op_set_all(program, registers, "A")) is None else len(made)
@@ -79,8 +79,8 @@ def test_more_registers_or_op_set_all_never_give_a_longer_program(k):
 def test_a_rung_is_the_same_search_whichever_budget_it_belongs_to():
     # The three-register rung of A C E and of A..F: the same virtual registers, so the same
     # search; its program lands on each budget's own registers.
-    small = portfolio.Budget(("A", "C", "E"), "A", "all", ("A",), REGISTERS)
-    large = portfolio.Budget(REGISTERS, "A", "all", ("A",), REGISTERS)
+    small = portfolio.Resources(("A", "C", "E"), "A", "all", ("A",), REGISTERS)
+    large = portfolio.Resources(REGISTERS, "A", "all", ("A",), REGISTERS)
     assert small.sizes() == [2, 3] and large.sizes() == [2, 3, 6]
     (virtual, onto_small), (same, onto_large) = small.rung(3), large.rung(3)
     assert virtual == same == ("A", "B", "C")
@@ -89,8 +89,8 @@ def test_a_rung_is_the_same_search_whichever_budget_it_belongs_to():
 
 def test_a_program_of_a_smaller_rung_is_renamed_onto_the_budget_and_verified():
     k = Kernel.from_rows([[1, 2, 1], [2, 4, 2], [1, 2, 1]]).scale(Fraction(1, 16))
-    budget = portfolio.Budget(("A", "D", "F"), "A", "all", ("A",), REGISTERS)
-    program = portfolio.best_program(_candidates(k), budget).program
+    budget = portfolio.Resources(("A", "D", "F"), "A", "all", ("A",), REGISTERS)
+    program = portfolio.best_on_ladder(_candidates(k), budget).program
     assert {r for i in program for r in i.registers()} <= {"A", "D", "F"}
     verify_exact(program, {"A": k}, "A")
 
@@ -134,9 +134,9 @@ def test_best_screened_candidate_of_a_full_rung_is_refined_twice(monkeypatch):
             return {}
 
     candidates = {"basic": {}, "all": {n: Named(n) for n in ("long", "short", "tie")}}
-    budget = portfolio.Budget(REGISTERS, "A", "all", ("A",), REGISTERS)
+    budget = portfolio.Resources(REGISTERS, "A", "all", ("A",), REGISTERS)
     candidates["basic"] = dict(candidates["all"])
-    best = portfolio.best_program(candidates, budget)
+    best = portfolio.best_on_ladder(candidates, budget)
     assert best.stop is None  # no --timeout: every search ran
     assert best.candidate == "short" and len(best.program) == 5
     refined = [(size, n, lim) for size, n, lim in calls
@@ -160,9 +160,9 @@ def test_a_fraction_in_two_registers_under_op_set_all_is_refused_without_a_searc
     calls = []
     real = codegen.generate
     monkeypatch.setattr(codegen, "generate", lambda *a, **kw: calls.append(a) or real(*a, **kw))
-    budget = portfolio.Budget(tuple("AB"), "A", "all", ("A",), REGISTERS)
+    budget = portfolio.Resources(tuple("AB"), "A", "all", ("A",), REGISTERS)
     with contextlib.suppress(RegisterPressureError):
-        portfolio.best_program(candidates, budget)
+        portfolio.best_on_ladder(candidates, budget)
     assert calls and not [a for a in calls if a[3] == "all"]  # only basic was searched
     # an integer kernel in two registers is still searched under op set all
     calls.clear()

@@ -13,7 +13,7 @@ from cli_run import run
 from kalg.algebra.decomp import Op
 from kalg.algebra.kernel import Kernel
 from kalg.eqsat import engine, extract, variants
-from kalg.eqsat.engine import Limits
+from kalg.eqsat.engine import SaturationLimits
 from kalg.eqsat.terms import evaluate
 from kalg.frontend import load_file
 from kalg.targets.scamp5 import cost
@@ -117,7 +117,7 @@ small = st.dictionaries(st.tuples(st.integers(-1, 1), st.integers(-1, 1)), st.in
 @given(k=small.filter(lambda k: len(k) > 0), halvings=st.integers(0, 3))
 def test_extracted_decomposition_equals_its_kernel(k, halvings):
     k = k.scale(Fraction(1, 2**halvings))
-    result = optimize({"A": k}, Options(limits=Limits(nodes=6000, seconds=1)))
+    result = optimize({"A": k}, Options(limits=SaturationLimits(nodes=6000, seconds=1)))
     assert result.decomposition.output_kernels()["A"].same_values(k)
     assert result.variants["A"], "at least the best Kernel term is extracted"
     for variant in result.variants["A"]:
@@ -212,7 +212,7 @@ def test_laplacian_like_basic_programs_use_the_axis_split(tmp_path, rows, at_mos
 def _lowered(forms: list[str], op_set: str = "basic"):
     k = evaluate(forms[0], {})
     facts = lowering_facts({"A": forms}, {"A": k})
-    data, _ = engine.saturate(FAMILIES, facts, LOWERING, engine.Limits())
+    data, _ = engine.saturate(FAMILIES, facts, LOWERING, engine.SaturationLimits())
     graph = extract.Graph(data)
     choice, _ = extract.ilp(graph, graph.lets["root"], cost.scamp5(op_set), 10.0)
     return graph, choice
@@ -244,11 +244,11 @@ def test_stop_reason_is_the_last_stages_not_an_earlier_limit():
     # Regression: a run whose first stage hit its iteration cap and whose last stage saturated
     # reported "iteration limit (1)" (seen as "lowering saturation: iteration limit (1)").
     facts = "(let $k (KCompose (KAdd (Sh 0 0) (Sh 1 0)) (KAdd (Sh 0 0) (Sh 0 1))))"
-    capped = (engine.Stage(("ring",), 1),)
-    _, first = engine.saturate(("ring",), facts, capped, engine.Limits())
+    capped = (engine.Phase(("ring",), 1),)
+    _, first = engine.saturate(("ring",), facts, capped, engine.SaturationLimits())
     assert first.stop_reason == "iteration limit (1)"
-    _, both = engine.saturate(("ring",), facts, (*capped, engine.Stage(("ring",), 60)),
-                              engine.Limits())
+    _, both = engine.saturate(("ring",), facts, (*capped, engine.Phase(("ring",), 60)),
+                              engine.SaturationLimits())
     assert both.stop_reason == "saturated", both
 
 

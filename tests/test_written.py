@@ -25,8 +25,8 @@ def _as_written_length(path: Path) -> int:
                          definition.structure)
     assert optimized.as_written is not None, "the algebra file has no written structure"
     candidates = {ops: {"as written": optimized.as_written} for ops in ("basic", "all")}
-    budget = portfolio.Budget(REGISTERS, "A", "all", ("A",), REGISTERS)
-    return len(portfolio.best_program(candidates, budget).program)
+    budget = portfolio.Resources(REGISTERS, "A", "all", ("A",), REGISTERS)
+    return len(portfolio.best_on_ladder(candidates, budget).program)
 
 
 @pytest.mark.parametrize("name", ["unsharp3", "dog", "cross2", "binomial3"])

@@ -59,9 +59,9 @@ def test_no_chain_for_small_unfactorable_or_non_dyadic_kernels():
 
 def _shortest(decomp) -> int:
     """The portfolio's program length for one candidate (op set all, A..F, input A)."""
-    budget = portfolio.Budget(REGISTERS, "A", "all", tuple(decomp.output_kernels()), REGISTERS)
+    budget = portfolio.Resources(REGISTERS, "A", "all", tuple(decomp.output_kernels()), REGISTERS)
     candidates = {ops: {"chain": decomp} for ops in portfolio.OP_ORDER}
-    return len(portfolio.best_program(candidates, budget).program)
+    return len(portfolio.best_on_ladder(candidates, budget).program)
 
 
 def test_a_halving_meets_the_factor_after_it_so_a_binomial_gaussian_takes_two_per_factor():

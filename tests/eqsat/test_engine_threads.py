@@ -16,7 +16,7 @@ FORM = "(KAdd (KAdd (Sh 0 0) (Sh 1 0)) (KAdd (Sh 2 0) (Sh 3 0)))"
 
 def _saturated():
     facts = lowering_facts({"A": [FORM]}, {"A": evaluate(FORM, {})})
-    return engine.saturate(FAMILIES, facts, LOWERING, engine.Limits())
+    return engine.saturate(FAMILIES, facts, LOWERING, engine.SaturationLimits())
 
 
 def test_saturation_in_a_threaded_process_forks_no_thread_and_finds_the_same_graph():

@@ -6,7 +6,7 @@ import pytest
 
 from kalg.algebra.kernel import BOOLEAN, MAXPLUS, MINPLUS, REAL, Kernel
 from kalg.diagnostics import KalgError, KalgSyntaxError
-from kalg.frontend import Target, load_text
+from kalg.frontend import TargetSpec, load_text
 
 GAUSS3 = Kernel.from_rows([[1, 2, 1], [2, 4, 2], [1, 2, 1]]).scale(Fraction(1, 16))
 SOBEL_X = Kernel.from_rows([[1, None, -1], [2, None, -2], [1, None, -1]])
@@ -39,7 +39,7 @@ def test_design_example():
     assert (edges.name, edges.kind) == ("edges", "filter")
     assert edges.outputs == {"A": SOBEL_X, "B": SOBEL_X.transpose()}
     assert edges.span.line == 8
-    assert module.target == Target()
+    assert module.target == TargetSpec()
 
 
 def test_matrices_are_north_up_and_centred():
@@ -163,10 +163,10 @@ def test_definitions_keep_file_order_and_kernels_output_to_the_input_register():
 
 def test_target_forms():
     module = load_text("target scamp5_wide { registers: A..C X, ops: basic, }\nkernel k = [1]")
-    assert module.target == Target(("A", "B", "C", "X"), "A", "basic", "scamp5_wide")
+    assert module.target == TargetSpec(("A", "B", "C", "X"), "A", "basic", "scamp5_wide")
     module = load_text("target scamp5 { registers: A..C F, ops: basic, }\nkernel k = [1]")
-    assert module.target == Target(("A", "B", "C", "F"), "A", "basic")
-    assert load_text("target scamp5 {}\nkernel k = [1]").target == Target()
+    assert module.target == TargetSpec(("A", "B", "C", "F"), "A", "basic")
+    assert load_text("target scamp5 {}\nkernel k = [1]").target == TargetSpec()
 
 
 def test_check_rejects_registers_beyond_f_that_optimize_rejects():

@@ -15,10 +15,6 @@ from pathlib import Path
 
 from kalg.diagnostics import KalgError
 
-HORNER_VALUES = 400
-"""Horner baselines with more live values than this are not compiled (a 31x31 kernel's has
-about 2000: the code generator would take minutes); the column says so."""
-
 COLUMNS = ("kernel", "ops", "kalg", "proven optimum", "best found", "horner", "compile s",
            "verified", "kalg/optimum", "kalg/best", "won by")
 
@@ -29,11 +25,12 @@ def horner_count(path: Path, ops: str, registers: tuple[str, ...] | None) -> int
     from kalg import frontend
     from kalg.targets.scamp5 import codegen  # numpy, python-flint: only when compiling
     from kalg.targets.scamp5.optimize import direct_decomposition
+    from kalg.targets.scamp5.portfolio import MAX_VALUES  # the bound on kalg's own candidates
 
     module = frontend.load_file(path)
     definition = module.definition(None)
     decomp = direct_decomposition(definition.outputs)
-    if len(decomp.live()) > HORNER_VALUES:
+    if len(decomp.live()) > MAX_VALUES:
         return None
     try:
         program = codegen.generate(decomp, registers or module.target.registers,

@@ -35,7 +35,7 @@ class RuleLoadError(KalgError):
 
 
 @dataclass(frozen=True, slots=True)
-class Limits:
+class SaturationLimits:
     """Bounds on one saturation. `seconds` is checked between iterations; the child is killed at
     `seconds` × 3 + 5 whatever happens."""
 
@@ -46,7 +46,7 @@ class Limits:
 
 
 @dataclass(frozen=True, slots=True)
-class Stage:
+class Phase:
     """Run `rulesets` (one iteration of each, in order) up to `iterations` times."""
 
     rulesets: tuple[str, ...]
@@ -128,8 +128,8 @@ def run_program(text: str) -> list[str]:
         raise RuleLoadError(str(err)) from None
 
 
-def saturate(families: tuple[str, ...], facts: str, stages: tuple[Stage, ...], limits: Limits,
-             ) -> tuple[dict, SaturationReport]:
+def saturate(families: tuple[str, ...], facts: str, stages: tuple[Phase, ...],
+             limits: SaturationLimits) -> tuple[dict, SaturationReport]:
     """Load rules and facts, run the stages within `limits`, return (serialised graph, report)."""
     rules = load_rules(families)
     # Load egglog here, before forking, once per process: every child inherits the loaded
@@ -161,7 +161,7 @@ def saturate(families: tuple[str, ...], facts: str, stages: tuple[Stage, ...], l
     return _answer(payload, None if killed else proc.exitcode, limits, deadline)
 
 
-def _answer(payload: dict | None, exitcode: int | None, limits: Limits,
+def _answer(payload: dict | None, exitcode: int | None, limits: SaturationLimits,
             deadline: float) -> tuple[dict, SaturationReport]:
     """The child's answer as `saturate` returns it; `exitcode` None: it was killed."""
     if payload is None:
@@ -176,7 +176,7 @@ _FRESH = ("import pickle, sys; sys.path[:] = pickle.load(sys.stdin.buffer); "
 """The program of `_fresh_child`'s interpreter: kalg's import path first, then the job."""
 
 
-def _fresh_child(rules: str, facts: str, stages: tuple[Stage, ...], limits: Limits,
+def _fresh_child(rules: str, facts: str, stages: tuple[Phase, ...], limits: SaturationLimits,
                  ) -> tuple[dict, SaturationReport]:
     """`saturate`'s child as a new interpreter (`_FRESH`), the job and the answer pickled
     through its standard streams. Not a fork server or spawn: those import the caller's
@@ -209,7 +209,7 @@ class _Reply:
         sys.stdout.buffer.flush()
 
 
-def _death_message(exitcode: int | None, limits: Limits, deadline: float) -> str:
+def _death_message(exitcode: int | None, limits: SaturationLimits, deadline: float) -> str:
     if exitcode is None:
         return (f"e-graph saturation did not finish within {deadline:.0f} s (one iteration "
                 f"cannot be interrupted); lower --node-limit or --time-limit")
@@ -217,7 +217,8 @@ def _death_message(exitcode: int | None, limits: Limits, deadline: float) -> str
             f"{exitcode}); lower --node-limit")
 
 
-def _child(conn, rules: str, facts: str, stages: tuple[Stage, ...], limits: Limits) -> None:
+def _child(conn, rules: str, facts: str, stages: tuple[Phase, ...],
+           limits: SaturationLimits) -> None:
     # The limit is on address space, which the fork inherits: allow the budget on top of it.
     cap_address_space(limits.memory_mib)
     eb = _bindings()
@@ -239,7 +240,7 @@ def _size(egraph) -> int:
     return sum(n for _, n in out.sizes)
 
 
-def _run_stages(egraph, stages: tuple[Stage, ...], limits: Limits) -> SaturationReport:
+def _run_stages(egraph, stages: tuple[Phase, ...], limits: SaturationLimits) -> SaturationReport:
     report = SaturationReport()
     start = time.perf_counter()
     for stage in stages:

@@ -12,10 +12,10 @@ from pathlib import Path
 
 from kalg.diagnostics import KalgError, Span
 from kalg.frontend.check import check
-from kalg.frontend.module import Definition, Module, Target
+from kalg.frontend.module import Definition, Module, TargetSpec
 from kalg.frontend.parser import parse
 
-__all__ = ["Definition", "Module", "Target", "check", "load_file", "load_text", "parse",
+__all__ = ["Definition", "Module", "TargetSpec", "check", "load_file", "load_text", "parse",
            "read_source"]
 
 

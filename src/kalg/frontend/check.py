@@ -19,7 +19,7 @@ from kalg.algebra.kernel import REAL, SEMIRINGS, Kernel, Semiring
 from kalg.diagnostics import KalgError, KalgSemanticError, Span
 from kalg.frontend import ast
 from kalg.frontend.evaluate import MONOMIALS, Scope, evaluate, located
-from kalg.frontend.module import Definition, Module, Target
+from kalg.frontend.module import Definition, Module, TargetSpec
 from kalg.frontend.pipeline import define_pipeline
 from kalg.frontend.structure import Tree, structure
 from kalg.frontend.target import target_of
@@ -181,7 +181,7 @@ def _own_settings(settings: tuple[ast.Setting, ...], defaults: _Settings) -> _Se
 
 # ----------------------------------------------------------------------- definitions
 def _define(statement: ast.KernelDef | ast.FilterDef, scope: Scope, settings: _Settings,
-            target: Target, trees: dict[str, Tree]) -> Definition:
+            target: TargetSpec, trees: dict[str, Tree]) -> Definition:
     if isinstance(statement, ast.KernelDef):
         kind = "kernel"
         places = {target.input: (statement.expr, statement.name_span)}
@@ -217,7 +217,7 @@ def _define(statement: ast.KernelDef | ast.FilterDef, scope: Scope, settings: _S
 
 
 def _channel_filter(statement: ast.FilterDef, places: dict[str, tuple[ast.Expr, Span]],
-                    scope: Scope, target: Target, settings: _Settings) -> Definition:
+                    scope: Scope, target: TargetSpec, settings: _Settings) -> Definition:
     """A filter over several inputs: each output a kernel per input channel. Non-dyadic
     kernels are approximated as ordinary kernels are (`_channel_approximation`), or kept exact
     with the located error SCAMP-5 raises when no approx setting applies."""
@@ -277,7 +277,7 @@ def _channel_approximation(parts: dict[str, Kernel], policy: ApproxPolicy,
     return out, error, depth
 
 
-def _filter_outputs(statement: ast.FilterDef, target: Target,
+def _filter_outputs(statement: ast.FilterDef, target: TargetSpec,
                     ) -> dict[str, tuple[ast.Expr, Span]]:
     """Output name → (expression, span). The names are target registers, except in a filter
     with more outputs than the target has registers (a layer, `kalg.targets.scamp5.layers`):

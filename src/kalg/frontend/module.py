@@ -18,7 +18,7 @@ DEFAULT_REGISTERS = REGISTERS
 
 
 @dataclass(frozen=True, slots=True)
-class Target:
+class TargetSpec:
     """The machine to compile for: `target scamp5 { registers: A..F, input: A, ops: all }`."""
 
     registers: tuple[str, ...] = DEFAULT_REGISTERS
@@ -80,7 +80,7 @@ class Module:
 
     path: str
     definitions: dict[str, Definition]
-    target: Target = Target()
+    target: TargetSpec = TargetSpec()
 
     def definition(self, name: str | None = None) -> Definition:
         """The definition called `name`; by default the last one in the file.

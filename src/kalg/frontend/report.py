@@ -10,7 +10,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from kalg.algebra.kernel import REAL, Kernel
-from kalg.frontend.module import Definition, Module, Target
+from kalg.frontend.module import Definition, Module, TargetSpec
 
 
 def format_module(module: Module, name: str | None = None) -> str:
@@ -22,7 +22,7 @@ def format_module(module: Module, name: str | None = None) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def format_target(target: Target) -> str:
+def format_target(target: TargetSpec) -> str:
     return (f"target {target.name} {{ registers: {_register_list(target.registers)}, "
             f"input: {' '.join(target.inputs or (target.input,))}, ops: {target.ops}"
             + (f", split: {target.split}" if target.split else "") + " }")

@@ -1,4 +1,4 @@
-"""The target block: `ast.TargetBlock` → `Target` (registers, input register, op set).
+"""The target block: `ast.TargetBlock` → `TargetSpec` (registers, input register, op set).
 
 A file has at most one block; without one, kalg compiles for SCAMP-5 with registers A..F, the
 input in A and every macro allowed.
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from kalg.diagnostics import KalgSemanticError
 from kalg.frontend import ast
-from kalg.frontend.module import Target
+from kalg.frontend.module import TargetSpec
 from kalg.targets.scamp5 import registers
 
 TARGETS = ("scamp5", "scamp5_wide")
@@ -25,11 +25,11 @@ OP_SETS = ("all", "basic")
 FIELDS = ("registers", "input", "ops", "split")
 
 
-def target_of(program: ast.Program) -> Target:
+def target_of(program: ast.Program) -> TargetSpec:
     """The program's target, from its single target block or the defaults."""
     blocks = [s for s in program.statements if isinstance(s, ast.TargetBlock)]
     if not blocks:
-        return Target()
+        return TargetSpec()
     if len(blocks) > 1:
         raise KalgSemanticError(
             f"a second target block (the first is on line {blocks[0].span.line})",
@@ -37,12 +37,12 @@ def target_of(program: ast.Program) -> Target:
     return _target(blocks[0])
 
 
-def _target(block: ast.TargetBlock) -> Target:
+def _target(block: ast.TargetBlock) -> TargetSpec:
     if block.name not in TARGETS:
         raise KalgSemanticError(f"unknown target {block.name!r}: expected "
                                 f"{' or '.join(TARGETS)}", block.name_span)
     fields = _fields(block)
-    registers = _registers(fields["registers"]) if "registers" in fields else Target().registers
+    registers = _registers(fields["registers"]) if "registers" in fields else TargetSpec().registers
     if block.name != WIDE and "registers" in fields:
         _check_real_registers(registers, fields["registers"])
     inputs = _registers(fields["input"]) if "input" in fields else registers[:1]
@@ -52,12 +52,12 @@ def _target(block: ast.TargetBlock) -> Target:
                 f"the input register {input_register!r} is not one of the registers "
                 f"{', '.join(registers)}",
                 fields["input"].span if "input" in fields else block.span)
-    ops = _single(fields["ops"], "ops") if "ops" in fields else Target().ops
+    ops = _single(fields["ops"], "ops") if "ops" in fields else TargetSpec().ops
     if ops not in OP_SETS:
         raise KalgSemanticError(f"unknown op set {ops!r}: expected {' or '.join(OP_SETS)}",
                                 fields["ops"].items[0].span)
     split = _split(fields["split"]) if "split" in fields else None
-    return Target(registers, inputs[0], ops, block.name, block.span,
+    return TargetSpec(registers, inputs[0], ops, block.name, block.span,
                   inputs if len(inputs) > 1 else (), split)
 
 
@@ -73,7 +73,7 @@ def _split(field: ast.TargetField) -> str:
 
 def _check_real_registers(registers: tuple[str, ...], field: ast.TargetField) -> None:
     """`target scamp5` names only SCAMP-5's analogue registers (what `kalg optimize` needs)."""
-    unknown = [r for r in registers if r not in Target().registers]
+    unknown = [r for r in registers if r not in TargetSpec().registers]
     if unknown:
         shown = ", ".join(unknown) if len(unknown) <= 4 else f"{unknown[0]}..{unknown[-1]}"
         raise KalgSemanticError(

@@ -61,7 +61,7 @@ def _pipeline(definition: Any, settings: Any, output: str | None) -> Any:
     if output and output.endswith(".py"):
         raise UsageError("a pipeline has no standalone module yet: run it with 'kalg run' or "
                          "kalg.compile(..., target='cpu')")
-    limits = engine.Limits(nodes=min(settings.node_limit, cpu.DEFAULT_LIMITS.nodes),
+    limits = engine.SaturationLimits(nodes=min(settings.node_limit, cpu.DEFAULT_LIMITS.nodes),
                            seconds=settings.time_limit)
     try:
         plan = plan_graph(definition.pipeline, limits)
@@ -85,7 +85,7 @@ def plan_for(definition: Any, settings: Any) -> Any:
     from kalg.targets.cpu.plan import plan_channels
     from kalg.targets.cpu.runner import refuse_pipeline
     refuse_pipeline(definition)  # reached from the cuda target: its plans are of kernels
-    limits = engine.Limits(nodes=min(settings.node_limit, cpu.DEFAULT_LIMITS.nodes),
+    limits = engine.SaturationLimits(nodes=min(settings.node_limit, cpu.DEFAULT_LIMITS.nodes),
                            seconds=settings.time_limit)
     try:  # the cpu target plug-in: search, passes, verification (no Halide here)
         if definition.channels:  # a filter over several inputs

@@ -43,7 +43,7 @@ def conv_name(i: int) -> str:
     return f"n{i}"
 
 
-def plan_graph(graph: Graph, limits: engine.Limits = DEFAULT_LIMITS) -> GraphPlan:
+def plan_graph(graph: Graph, limits: engine.SaturationLimits = DEFAULT_LIMITS) -> GraphPlan:
     """The verified plan of `graph`'s conv nodes (VerificationError if a pass program is wrong:
     a kalg bug)."""
     convs = graph.convs()

@@ -55,17 +55,17 @@ FAMILIES: dict[str, tuple[str, ...]] = {
 sort, so the families are never mixed."""
 
 
-def schedule(semiring: Semiring) -> tuple[engine.Stage, ...]:
+def schedule(semiring: Semiring) -> tuple[engine.Phase, ...]:
     """The stages run for a kernel of `semiring`: normalising laws, then (semirings) one capped
     iteration of the commutativity/associativity set, then the normalising laws again."""
     if semiring is REAL:
-        return (engine.Stage(FAMILIES["real"], 10),)
+        return (engine.Phase(FAMILIES["real"], 10),)
     name = semiring.name
-    return (engine.Stage((name,), 6), engine.Stage((f"{name}-ac", name), 1),
-            engine.Stage((name,), 4))
+    return (engine.Phase((name,), 6), engine.Phase((f"{name}-ac", name), 1),
+            engine.Phase((name,), 4))
 
 
-DEFAULT_LIMITS = engine.Limits(iterations=12, nodes=20_000, seconds=4.0, memory_mib=3072)
+DEFAULT_LIMITS = engine.SaturationLimits(iterations=12, nodes=20_000, seconds=4.0, memory_mib=3072)
 
 # constructor names of each semiring's sort: (literal, entry, sum, composition)
 _SORT = {"minplus": ("MinLit", "MinTap", "MinMin", "MinCompose"),
@@ -96,7 +96,7 @@ class CpuResult:
     out: int = 0
 
 
-def optimize_cpu(kernel: Kernel, limits: engine.Limits = DEFAULT_LIMITS,
+def optimize_cpu(kernel: Kernel, limits: engine.SaturationLimits = DEFAULT_LIMITS,
                  max_literals: int = 30, written: tuple | None = None) -> CpuResult:
     """Find the decomposition of `kernel` with the fewest operations per output pixel on a CPU.
 
@@ -152,7 +152,7 @@ def optimize_cpu(kernel: Kernel, limits: engine.Limits = DEFAULT_LIMITS,
 
 
 def _as_written(tree: tuple, semiring: Semiring,
-                limits: engine.Limits) -> tuple[Passes, int] | None:
+                limits: engine.SaturationLimits) -> tuple[Passes, int] | None:
     """A min/max-plus or Boolean kernel's passes as the user wrote it: each matrix (leaf) by
     its own cheapest passes (`optimize_cpu`, once per distinct matrix), a ⊕ of two terms one
     pass, a composition its factors applied in turn. `a * a * a` of a 3x3 min-plus `a` is 48
@@ -180,13 +180,16 @@ def _as_written(tree: tuple, semiring: Semiring,
 
 
 SEPARATE_OVER_TAPS = 25
-"""Real kernels with more taps than this that are separable are seeded through their factors
-(the SCAMP-5 analyses of a 31x31 literal take minutes and flood the e-graph past its node cap
-before the window rules can form runs); smaller ones get the analyses of the whole kernel."""
+"""Real kernels with more taps than this that are separable are seeded through their factors: the
+analyses of a whole literal grow with its taps faster than those of its row and column, and a
+large literal's seeds fill the e-graph to its node cap before the window rules can form runs.
+The bound is a 5x5 kernel."""
 
 SEARCH_MAX_TAPS = 121
-"""Non-separable real kernels with more taps than this skip the search and are applied tap by
-tap: the analyses' time grows too fast (a random 15x15 took 33 s for a 13% saving)."""
+"""Non-separable real kernels with more taps than this (11x11) skip the search and are applied tap
+by tap: the analyses' time grows faster than the taps, and past this size the search costs tens
+of seconds for a small saving. The direct form is always correct, so the bound changes only
+speed."""
 
 
 def _real_facts(k: Kernel, max_literals: int) -> str | None:
@@ -772,7 +775,7 @@ def format_result(name: str, results: dict[str, CpuResult]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def optimize_outputs(outputs: dict[str, Kernel], limits: engine.Limits = DEFAULT_LIMITS,
+def optimize_outputs(outputs: dict[str, Kernel], limits: engine.SaturationLimits = DEFAULT_LIMITS,
                      ) -> dict[str, CpuResult]:
     """`optimize_cpu` for every output of a kernel or filter, in register order."""
     return {reg: optimize_cpu(k, limits) for reg, k in sorted(outputs.items())}

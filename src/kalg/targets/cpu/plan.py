@@ -71,7 +71,7 @@ class CpuPlan:
         return "\n".join(lines)
 
 
-def plan_outputs(outputs: Mapping[str, Kernel], limits: engine.Limits = DEFAULT_LIMITS,
+def plan_outputs(outputs: Mapping[str, Kernel], limits: engine.SaturationLimits = DEFAULT_LIMITS,
                  written: Mapping[str, tuple] | None = None) -> CpuPlan:
     """Optimize every output (`written`: the trees of those written as algebra, the
     definition's `structure`) and merge their passes; raises VerificationError if the merged
@@ -114,7 +114,7 @@ def lowered_cost(program: Passes, outs: Mapping[str, int]) -> int:
 
 
 def plan_channels(channels: Mapping[str, Mapping[str, Kernel]], inputs: Sequence[str],
-                  limits: engine.Limits = DEFAULT_LIMITS) -> CpuPlan:
+                  limits: engine.SaturationLimits = DEFAULT_LIMITS) -> CpuPlan:
     """A filter over several input channels (output → input → real kernel; `inputs` in the
     order of the image's channels) as one program: out = Σ_c K_out,c ⋆ in_c.
 
@@ -315,9 +315,9 @@ def plan_data(plan: CpuPlan) -> dict:
 DIRECT_OVER = 96
 """A plan of more operations per pixel than this is lowered as the direct correlation of its
 kernels (`direct_taps`) where that costs no more operations: the lowering makes a Halide Func
-per pass, and Halide's compile time grows faster than the passes (a random 15x15 kernel, tap by
-tap, 317 passes: 64 s of CPU), while the direct sum is one Func per row of taps (about 2 s).
-Every row of `kalg bench --target cpu` has at most 48, so none is lowered so."""
+per pass, and Halide's compile time grows faster than the number of passes, while the direct sum
+is one Func per row of taps. The bound is twice the 48 operations of a 7x7 kernel applied tap by
+tap, so a plan is lowered directly only when it is long in its own right."""
 
 
 def direct_cost(kernel: Kernel) -> int:

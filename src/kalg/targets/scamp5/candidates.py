@@ -20,6 +20,17 @@ from kalg.targets.scamp5 import codegen, portfolio
 from kalg.targets.scamp5.codegen.chain import chain_widths
 from kalg.targets.scamp5.codegen.separable import separable_candidate
 from kalg.targets.scamp5.optimize import Optimized, Options, direct_decomposition, optimize
+from kalg.targets.scamp5.sources import (
+    AS_WRITTEN,
+    EGRAPH,
+    EGRAPH_VARIANTS,
+    FACTOR_CHAIN,
+    FACTOR_CHAIN_HALVING_FIRST,
+    HORNER,
+    SEPARABLE,
+    SEPARABLE_COLUMN_FIRST,
+    SPLIT_CHAIN,
+)
 
 
 @dataclass
@@ -60,21 +71,21 @@ def search(definition: frontend.Definition, settings: Settings, ops: str,
         if settings.emit is not Stage.PROGRAM:
             return Found(stats, {}, {}, False, optimized)
         # Generate code for every candidate decomposition; the shortest verified program wins.
-        shared = {"e-graph variants": optimized.applied,
-                  "horner": direct_decomposition(definition.outputs)}
+        shared = {EGRAPH_VARIANTS: optimized.applied,
+                  HORNER: direct_decomposition(definition.outputs)}
         if optimized.as_written is not None:
-            shared["as written"] = optimized.as_written
+            shared[AS_WRITTEN] = optimized.as_written
         if (chain := codegen.factor_chain(definition.outputs)) is not None:
-            shared["factor chain"] = chain
+            shared[FACTOR_CHAIN] = chain
         if (first := codegen.factor_chain(definition.outputs, halve_first=True)) is not None:
-            shared["factor chain, halving first"] = first
+            shared[FACTOR_CHAIN_HALVING_FIRST] = first
         if (split := codegen.factor_chain(definition.outputs, split=True)) is not None:
-            shared["split chain"] = split
+            shared[SPLIT_CHAIN] = split
         extracted = {ops: optimized.decomposition, **optimized.extra}
         candidates = {op_set: {egraph_name(op_set, ops): extracted[op_set], **shared}
                       for op_set in extracted}
-        provenance = {"e-graph": optimized.provenance,
-                      "e-graph variants": optimized.applied_provenance}
+        provenance = {EGRAPH: optimized.provenance,
+                      EGRAPH_VARIANTS: optimized.applied_provenance}
         return Found(stats, candidates, provenance, False, optimized)
     return Found(stats, candidates, provenance, bool(large))
 
@@ -88,7 +99,7 @@ def search_options(ops: str, settings: Settings, deadline: Deadline) -> Options:
     if deadline.end is not None:
         left = max(deadline.left(), 0.1)
         seconds, extraction = min(seconds, left / 4), min(extraction, left / 4)
-    limits = engine.Limits(nodes=settings.node_limit, seconds=seconds)
+    limits = engine.SaturationLimits(nodes=settings.node_limit, seconds=seconds)
     included = portfolio.OP_ORDER[: portfolio.OP_ORDER.index(ops)]  # searched too (monotone)
     return Options(op_set=ops, limits=limits, extraction_seconds=extraction, also=included)
 
@@ -96,16 +107,15 @@ def search_options(ops: str, settings: Settings, deadline: Deadline) -> Options:
 def egraph_name(op_set: str, ops: str) -> str:
     """The e-graph candidate's name: "e-graph", or "e-graph (basic)" for the basic extraction
     searched under op set all."""
-    return "e-graph" if op_set == ops else f"e-graph ({op_set})"
+    return EGRAPH if op_set == ops else f"{EGRAPH} ({op_set})"
 
 
 LARGE_TAPS = 49
-"""Kernels with more taps than this (beyond 7x7, the benchmark's largest) that are separable
-or factor into integer factors get only the direct candidates (the factor chain, row-then-column
-by Horner, Horner over the whole kernel), and no e-graph: on a 31x31 box the e-graph's flat
-literals took 34 s to extract and 48 s to lower, for 520 instructions where row-then-column
-gives 43 in a few seconds; the 9x9 Gaussian took 20 s for the factor chain's 36 instructions,
-now found in under 2 s of CPU time."""
+"""Kernels with more taps than this (beyond 7x7) that are separable or factor into integer factors
+get only the direct candidates (the factor chain, row-then-column by Horner, Horner over the
+whole kernel), and no e-graph: the e-graph's flat literals grow with the taps, and its
+extraction and lowering with them, while the direct candidates are cheap to build. Below it the
+e-graph runs as for any kernel."""
 
 
 _LARGE_NOTE = (f"not run (more than {LARGE_TAPS} taps and separable or factorable: direct "
@@ -113,15 +123,16 @@ _LARGE_NOTE = (f"not run (more than {LARGE_TAPS} taps and separable or factorabl
 
 
 LARGE_VALUES = 200
-"""In the large path, candidates with more live values than this are left out (Horner over a
-whole 9x9 Gaussian, 285 values: 14 s of screening for 287 instructions)."""
+"""In the large path, candidates with more live values than this are left out: half of
+`portfolio.MAX_VALUES`, the bound on any candidate: the large path screens several candidates of
+one kernel, each given half the size the code generator takes at all."""
 
 
 FLAT_LARGE_VALUES = 256
-"""...except Horner over a kernel of one digit plane (a flat sum: no halvings, one add per
-tap), admitted up to this many: the 11x11 box's 241 values screen in under a second and refine
-to 15 instructions, where row-then-column gives 16 (a random 9x9 of three planes, 163 values,
-takes 6.5 s to screen)."""
+"""...except Horner over a kernel of one digit plane (a flat sum: no halvings, one add per tap),
+admitted up to this many (about two values per tap: flat kernels up to about 11x11): a flat
+sum's values are all alike, so the code generator screens it faster per value than a candidate
+of several planes."""
 
 
 CHAIN_WIDTH = 3
@@ -142,18 +153,18 @@ def large_candidates(outputs: dict) -> dict[str, Decomposition] | None:
     if chain is not None and (split is None or max(widths) <= CHAIN_WIDTH):
         # both orders of halving: neither is shorter on every kernel (LoG 9x9: 33 halving
         # after each factor, 37 halving first; binomial Gaussians: halving first)
-        found["factor chain"] = chain
-        found["factor chain, halving first"] = codegen.factor_chain(outputs, halve_first=True)
+        found[FACTOR_CHAIN] = chain
+        found[FACTOR_CHAIN_HALVING_FIRST] = codegen.factor_chain(outputs, halve_first=True)
     if split is not None:
-        found["separable"] = split
-        if "factor chain" not in found:  # the chain of small factors wins there (Gaussians)
-            found["separable, column first"] = separable_candidate(outputs, column_first=True)
+        found[SEPARABLE] = split
+        if FACTOR_CHAIN not in found:  # the chain of small factors wins there (Gaussians)
+            found[SEPARABLE_COLUMN_FIRST] = separable_candidate(outputs, column_first=True)
     if not found:
         return None
     horner = direct_decomposition(outputs)
     flat = all(abs(c) == 1 for k in outputs.values() for c in k.trimmed().taps.values())
     if len(horner.live()) <= (FLAT_LARGE_VALUES if flat else LARGE_VALUES):
-        found["horner"] = horner
+        found[HORNER] = horner
     return found
 
 

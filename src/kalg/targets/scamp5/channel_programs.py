@@ -27,22 +27,22 @@ from kalg.targets.scamp5 import codegen, portfolio
 from kalg.targets.scamp5.candidates import search, search_options
 from kalg.targets.scamp5.channel_stages import staged_program
 from kalg.targets.scamp5.codegen.opset import as_op_set_all
-from kalg.targets.scamp5.filters import MATRIX, choose_program
+from kalg.targets.scamp5.filters import choose_program, cleared
 from kalg.targets.scamp5.machine.isa import (
     OP_SETS,
     Add,
     Add3,
     Instr,
     Mov,
-    Res,
     Sub,
     bus_steps,
     outside_op_set,
 )
 from kalg.targets.scamp5.machine.symbolic import verify_exact_channels
-from kalg.targets.scamp5.optimize import direct_decomposition, optimize
+from kalg.targets.scamp5.optimize import optimize
 from kalg.targets.scamp5.optimize_channels import channel_terms
 from kalg.targets.scamp5.programs import SCREEN, best_program
+from kalg.targets.scamp5.sources import CLEARED, MATRIX, direct_candidates
 
 
 def shortest_program(definition: frontend.Definition, registers: tuple[str, ...],
@@ -85,7 +85,7 @@ def shortest_program(definition: frontend.Definition, registers: tuple[str, ...]
                      "accumulate in; give more registers or fewer outputs")
         program, winner = min((f for f in found if f is not None), key=lambda f: len(f[0]))
     if zeros:
-        program = [*program, *(Res(o) for o in zeros)]
+        program = cleared(program, zeros)
         verify_exact_channels(program, definition.channels, inputs)
         if settings.warn:
             settings.warn(f"'{definition.name}': output(s) {', '.join(zeros)} zero on every "
@@ -134,8 +134,6 @@ def check_budget(definition: frontend.Definition, registers: tuple[str, ...],
         raise UsageError(f"the register budget {' '.join(registers)} must hold every input and "
                          f"output: {'; '.join(said)}", hint="add them to --registers")
 
-
-CLEARED = "every output zero: its register cleared"
 
 
 def _shortest(definition: frontend.Definition, registers: tuple[str, ...],
@@ -346,9 +344,7 @@ class _ChannelStages:
             self.candidates[kernel] = {"e-graph": optimized.decomposition,
                                        "e-graph variants": optimized.applied}
         found = dict(self.candidates[kernel])
-        found["horner"] = direct_decomposition({"k": kernel})
-        if (chain := codegen.factor_chain({"k": kernel})) is not None:
-            found["factor chain"] = chain
+        found.update(direct_candidates({"k": kernel}))
         return found
 
 

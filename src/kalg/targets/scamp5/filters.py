@@ -19,22 +19,18 @@ from kalg.targets.scamp5 import codegen, portfolio
 from kalg.targets.scamp5.candidates import JOINT_OUTPUTS, search_options
 from kalg.targets.scamp5.machine.isa import REGISTERS as SCAMP5_REGISTERS
 from kalg.targets.scamp5.machine.isa import SIMULATED_REGISTERS, Instr, Res, bus_steps
-from kalg.targets.scamp5.optimize import direct_decomposition, optimize
+from kalg.targets.scamp5.optimize import optimize
 from kalg.targets.scamp5.programs import SCREEN, best_program
-
-MATRIX = "shared matrix"
-
-
-CSE = "shared shifted sums"
-
-
-REVERSE = "outputs built backwards"
-
-
-ONE_AT_A_TIME = "outputs one at a time"
-
-
-LAST_IN_PLACE = "last output in place"
+from kalg.targets.scamp5.sources import (
+    CSE,
+    EGRAPH,
+    EGRAPH_VARIANTS,
+    LAST_IN_PLACE,
+    MATRIX,
+    ONE_AT_A_TIME,
+    REVERSE,
+    direct_candidates,
+)
 
 
 def _joint_program(candidates: dict[str, dict[str, Decomposition]], outputs: dict,
@@ -49,9 +45,9 @@ def _joint_program(candidates: dict[str, dict[str, Decomposition]], outputs: dic
                              settings.progress, large=True)
     wide = any(r not in SCAMP5_REGISTERS for r in registers)
     universe = SIMULATED_REGISTERS if wide else SCAMP5_REGISTERS
-    budget = portfolio.Budget(tuple(registers), input_register, ops, tuple(sorted(outputs)),
+    budget = portfolio.Resources(tuple(registers), input_register, ops, tuple(sorted(outputs)),
                               universe)
-    best = portfolio.best_program(candidates, budget, deadline, settings.progress)
+    best = portfolio.best_on_ladder(candidates, budget, deadline, settings.progress)
     return best.program, best.candidate, best.stop
 
 
@@ -110,16 +106,13 @@ MEMORY = ("the code generator's search over the candidate decompositions ran out
 
 
 JOINT_PROBE_SLACK = 2
-"""A filter's joint decomposition ladder (`_joint_program`: two op sets, up to six register
-files, each candidate screened and the best refined twice; 10-50 s of CPU for two or three
-outputs) is run only where a probe - every candidate screened once on the whole register
-file - is at most this many instructions longer than the constant-matrix program. On 19
-filters of docs/scaling.md's study (18 registers: seeds 0-9 and 100-102, 106-108 with two
-or three outputs; 6 registers: seed 3 with three) the ladder's program was at most 3
-instructions shorter than its probe (seed 108, two outputs: probe 21, ladder 18, matrix 19),
-so a probe more than 2 longer than the matrix program leaves the ladder 4 or more to find to
-win. A slack of 1/8 of the matrix program ran it where it cannot win and cost up to 43 s (seed
-106, three outputs: probe 31, matrix 28, ladder 29)."""
+"""A filter's joint decomposition ladder (`_joint_program`: two op sets, up to six register files,
+each candidate screened and the best refined twice; tens of seconds of CPU for two or three
+outputs) is run only where a probe - every candidate screened once on the whole register file -
+is at most this many instructions longer than the constant-matrix program. Refining gains a few
+instructions over screening, not many: a probe far behind the matrix program leaves the ladder
+nothing to win, and the slack is a count, so whether the ladder runs does not depend on the
+machine."""
 
 
 def _joint_may_win(candidates: dict[str, Decomposition], registers: tuple[str, ...],
@@ -315,13 +308,11 @@ def output_stage(reg: str, kernel, free: tuple[str, ...], input_register: str, o
     if deadline.passed():
         return None
     memo = {} if memo is None else memo
-    if (reg, "e-graph") not in memo:
-        memo[reg, "e-graph"] = optimize({reg: kernel}, search_options(ops, settings, deadline))
-    optimized = memo[reg, "e-graph"]
-    stage = {"e-graph": optimized.decomposition, "e-graph variants": optimized.applied,
-             "horner": direct_decomposition({reg: kernel})}
-    if (chain := codegen.factor_chain({reg: kernel})) is not None:
-        stage["factor chain"] = chain
+    if (reg, EGRAPH) not in memo:
+        memo[reg, EGRAPH] = optimize({reg: kernel}, search_options(ops, settings, deadline))
+    optimized = memo[reg, EGRAPH]
+    stage = {EGRAPH: optimized.decomposition, EGRAPH_VARIANTS: optimized.applied,
+             **direct_candidates({reg: kernel})}
     keep = () if reg == input_register else ((input_register, 0),)
     stage = {n: Decomposition(d.values, (*d.outputs, *keep)) for n, d in stage.items()}
     try:
@@ -331,7 +322,6 @@ def output_stage(reg: str, kernel, free: tuple[str, ...], input_register: str, o
     return part
 
 
-CLEARED = "every output zero: its register cleared"
 
 
 def zero_outputs(outputs: dict) -> tuple[str, ...]:

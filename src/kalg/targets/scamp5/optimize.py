@@ -22,17 +22,16 @@ from kalg.targets.scamp5 import cost
 FAMILIES = ("ring", "distributivity", "lower", "retime", "scamp5")
 """Rule families the SCAMP-5 schedule loads (rules/NAME.egg)."""
 
-ALGEBRA = (engine.Stage(("ring",), 6),)
-"""First e-graph: Kernel terms only - factor orders, halving placement, shifts across sums.
-Six iterations: on both op sets of the benchmark, more (12, the earlier limit) never gave a
-shorter program and gave longer ones for gauss5 (basic) and gauss5_gauss3 (all) - the variants
-ranked cheapest in the larger e-graph lower worse; not investigated further. Four is too few
-(box7_div64 basic and gauss5 all get longer). Fewer iterations also mean a smaller e-graph to
-serialise and rank (sobel_xy_div8: 28k e-nodes at 12)."""
+ALGEBRA = (engine.Phase(("ring",), 6),)
+"""First e-graph: Kernel terms only - factor orders, halving placement, shifts across sums. Six
+iterations: enough for each ring law to apply a few times in turn, while the e-graph that is
+serialised and ranked stays small (it grows with every iteration). More is not better: the
+variants are ranked by their Kernel-term cost, not by the programs they lower to, and a larger
+e-graph offers more variants that rank well and lower worse."""
 
 LOWERING = (
-    engine.Stage(("lower",), 10),
-    engine.Stage(("lower", "retime"), 1),
+    engine.Phase(("lower",), 10),
+    engine.Phase(("lower", "retime"), 1),
 )
 """Second e-graph: the chosen variants become register operations, then SCAMP-5 macros."""
 
@@ -40,7 +39,7 @@ LOWERING = (
 @dataclass(frozen=True, slots=True)
 class Options:
     op_set: str = "all"
-    limits: engine.Limits = field(default_factory=engine.Limits)
+    limits: engine.SaturationLimits = field(default_factory=engine.SaturationLimits)
     max_literals: int = 30
     variants: int = 4
     extraction_seconds: float = 3.0

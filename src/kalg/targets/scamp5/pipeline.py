@@ -27,17 +27,18 @@ from kalg.results import Result
 from kalg.settings import Deadline, Settings
 from kalg.stages import Stage
 from kalg.targets.scamp5 import candidates as search_stage
-from kalg.targets.scamp5 import channel_programs, filters, layers
+from kalg.targets.scamp5 import channel_programs, filters, layers, sources
 from kalg.targets.scamp5.exact import exhaustive as exact
 from kalg.targets.scamp5.exact.bounds import describe_bound, lower_bound
 from kalg.targets.scamp5.exact.factored import shortest_chain
 from kalg.targets.scamp5.exact.kept import kept_program
-from kalg.targets.scamp5.filters import LAST_IN_PLACE, MATRIX, ONE_AT_A_TIME, choose_program
+from kalg.targets.scamp5.filters import choose_program
 from kalg.targets.scamp5.machine.isa import REGISTERS as SCAMP5_REGISTERS
 from kalg.targets.scamp5.machine.isa import SIMULATED_REGISTERS, Instr, bus_steps, outside_op_set
 from kalg.targets.scamp5.machine.simulator import verify_numeric, verify_numeric_channels
 from kalg.targets.scamp5.machine.symbolic import verify_exact
 from kalg.targets.scamp5.machine.text import format_program
+from kalg.targets.scamp5.sources import EXHAUSTIVE, FACTORED, KEPT
 
 __all__ = ["Result", "Settings", "Stage", "compile_file", "compile_text"]
 
@@ -121,30 +122,7 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
     clock.lap("exact searches")
     stats["candidate"] = winner
     stats["stop reason"] = stop or "searched every candidate"
-    stats["provenance"] = {**found.provenance,
-                           "horner": ["digit planes (Horner), no e-graph"],
-                           "separable": ["row then column, each by Horner, no e-graph"],
-                           "separable, column first": ["column then row, each by Horner, "
-                                                       "no e-graph"],
-                           "factor chain": ["integer factors applied in turn, no e-graph"],
-                           "factor chain, halving first": [
-                               "integer factors applied in turn, each after its halvings, "
-                               "common factors of the outputs first, no e-graph"],
-                           "split chain": ["integer factors applied in turn, a factor that is "
-                                           "factorable plus a tap as its own chain plus the "
-                                           "tap, no e-graph"],
-                           "as written": ["the expression as written, no e-graph"],
-                           "exhaustive search": ["exact search over all programs, no e-graph"],
-                           KEPT: ["a value of the first instruction kept to the last, the "
-                                  "middle by the exact search, no e-graph"],
-                           FACTORED: ["the exact search's shortest program of each group of "
-                                      "integer factors, one after another, no e-graph"],
-                           MATRIX: ["outputs as a constant-matrix multiplication over the input "
-                                    "divided once, no e-graph"],
-                           ONE_AT_A_TIME: ["each output's own compile, one after another"],
-                           LAST_IN_PLACE: ["constant-matrix program, the last output made in "
-                                           "place from the others"],
-                           }.get(winner, [winner])
+    stats["provenance"] = sources.provenance(winner, found.provenance)
     # Check once more, numerically, against the reference correlation (scipy-equivalent).
     image = np.random.default_rng(0).uniform(-1, 1, verify_shape(definition.outputs))
     verify_numeric(program, definition.outputs, image, input_register)
@@ -201,7 +179,7 @@ def _cleared_result(definition: frontend.Definition, path: str | Path, ops: str,
     verify_exact(program, definition.outputs, input_register)
     image = np.random.default_rng(0).uniform(-1, 1, VERIFY_SHAPE)
     verify_numeric(program, definition.outputs, image, input_register)
-    stats = _program_stats(program, registers, ops) | {"candidate": filters.CLEARED}
+    stats = _program_stats(program, registers, ops) | {"candidate": sources.CLEARED}
     header = _header(definition, path, ops, registers, input_register, target_name)
     header.append(writes_line(program, (input_register,)))
     return Result(Stage.PROGRAM, format_program(program, header=header), stats, program,
@@ -498,13 +476,12 @@ def _six_registers(registers: tuple[str, ...], inp: str, outputs: dict) -> tuple
     return tuple([*first, *rest][:6]) if len(first) <= 6 else registers
 
 
-FACTORED = "shortest factors"
 
 
 FACTOR_NODES = 10_000
 """Node budget of the exact searches for a small kernel's factors (`codegen.factored`), all
-together: deterministic, at most about half a second of CPU (robinson_ne's 5 takes about
-6000 nodes)."""
+together: a count, so the result does not depend on the machine, of at most about half a second
+of CPU, a fraction of a small kernel's compile."""
 
 
 FACTOR_TAPS = 25
@@ -525,7 +502,6 @@ def _by_factors(outputs: dict, program: list[Instr], winner: str, registers: tup
     return (program, winner) if found is None else (found, FACTORED)
 
 
-KEPT = "kept value"
 
 
 KEPT_LENGTHS = (6, 7)
@@ -535,9 +511,8 @@ instruction to the last (`codegen.kept`); shorter ones are searched whole by the
 
 
 KEPT_NODES = 30_000
-"""Node budget of those searches, all together: deterministic, at most about 0.4 s of CPU
-(mean_cross's 6 takes about 16500 nodes, some of its middles needing a proof that no
-4-instruction program exists)."""
+"""Node budget of those searches, all together: a count, so the result does not depend on the
+machine, of at most about 0.4 s of CPU, a fraction of a small kernel's compile."""
 
 
 KEPT_INPUT_NODES = 150_000
@@ -548,11 +523,10 @@ end, so all are searched."""
 
 
 KEPT_INPUT_SEARCH = 60_000
-"""Node cap of each of those searches. A 7-instruction program's middles (5 instructions)
-take 0.35 to 0.65 million nodes to the end, but the guided order finds the ones that exist
-early: on the 7-instruction compiles of 3 seeded sets of random 3x3 kernels, every 6 this
-family has was found within 42000 nodes of its search (emboss's within 32000; in the fixed
-order 0.24 to 0.49 million), so a search that has found nothing by then is given up."""
+"""Node cap of each of those searches. A 7-instruction program's middles (5 instructions) take
+hundreds of thousands of nodes to search to the end, but the guided order tries the likeliest
+first, so one that exists is found early; a search that has found nothing within a tenth of the
+full search is given up (a count: the result does not depend on the machine)."""
 
 
 def _by_kept_value(outputs: dict, program: list[Instr], winner: str,
@@ -575,10 +549,8 @@ registers) also gets the exact search for a shorter one, within `FIND_NODES`: no
 
 
 FIND_NODES = 100_000
-"""Node budget of that search (deterministic; about 0.3 s of CPU on an idle core). On 40
-random sparse 3x3 kernels (seed 4242, entries -2..2), 7 compiled to 6 instructions have a
-5-instruction program; this budget finds the 2 found within 82000 nodes (the others take
-0.86 to 1.6 million: `--exhaustive`)."""
+"""Node budget of that search: a count, so the result does not depend on the machine, of about 0.3
+s of CPU on an idle core; a longer search is what `--exhaustive` is for."""
 
 
 def _shorter_by_search(outputs: dict, program: list[Instr], winner: str,
@@ -614,7 +586,7 @@ def _exhaustive(outputs: dict, program: list[Instr], winner: str, registers: tup
                                           output=out, op_set=ops, max_length=len(program) - 1,
                                           nodes=nodes, seconds=seconds)
     if outcome.program is not None:
-        return (outcome.program, "exhaustive search", outcome.describe(ops, len(registers)),
+        return (outcome.program, EXHAUSTIVE, outcome.describe(ops, len(registers)),
                 outcome.lower)
     if outcome.stopped is None:
         return program, winner, (f"proven shortest ({where}, exhaustive search, "

@@ -59,8 +59,9 @@ sometimes shorter than the wider search's (never worse overall: the shortest pro
 The outputs-in-sequence program is left to `REFINE`, which already compares it."""
 
 MAX_VALUES = 400
-"""Candidates with more live values than this are not given to the code generator: its search
-state grows with them (a 1600-value greedy extraction of a 13x13 Gaussian exhausts memory)."""
+"""Candidates with more live values than this are not given to the code generator: its search state
+grows with them, and the bound keeps a compile within its memory
+(`resources.PROCESS_MEMORY_MIB`)."""
 
 FULL_SIZES = (6, 8, 12, 18, 26)
 """Rungs searched in full (screen and refine): SCAMP-5's six registers and, for the simulated
@@ -75,7 +76,7 @@ counts for op set all where its halvings can be `div`s, `codegen.opset`)."""
 
 
 @dataclass(frozen=True, slots=True)
-class Budget:
+class Resources:
     """The resources a program may use: registers (a subset of `universe`), the input register,
     the op set, and the outputs' registers (which every rung must contain)."""
 
@@ -169,7 +170,7 @@ def timeout_stop(deadline, found: bool) -> str | None:
             "best verified program found so far (a longer timeout may find a shorter one)")
 
 
-def best_program(candidates: dict[str, dict[str, Decomposition]], budget: Budget,
+def best_on_ladder(candidates: dict[str, dict[str, Decomposition]], budget: Resources,
                  deadline=None, progress: Callable[[str], None] | None = None) -> Best:
     """The shortest program (then fewest bus steps) over every op set and rung of `budget`.
     `candidates[op_set]` are the candidates searched with that op set (ordered: ties keep the
@@ -230,7 +231,7 @@ def best_program(candidates: dict[str, dict[str, Decomposition]], budget: Budget
     return Best(_renamed(program, renaming, decomp, budget.input), name, decomp, stop)
 
 
-def _in_op_set(outcome, budget: Budget, size: int):
+def _in_op_set(outcome, budget: Resources, size: int):
     """A rung's outcome ((length, bus, order), name, program) with its program in the budget's
     op set: as it is, or an earlier op set's with basic's divq made all's div
     (`codegen.opset`); None where it cannot be, or where the rung did not run (the deadline
@@ -345,7 +346,7 @@ constant-matrix program before the ladder runs (`search_may_win`)."""
 def search_may_win(candidates: dict[str, dict[str, Decomposition]], outputs: dict,
                    registers: tuple[str, ...], input_register: str, bound: int,
                    deadline=None) -> bool:
-    """Whether the ladder (`best_program`) over `candidates` (by op set) may find a program of
+    """Whether the ladder (`best_on_ladder`) over `candidates` (by op set) may find a program of
     one output shorter than `bound` instructions (its constant-matrix program), where that is
     in doubt; False only where it is clearly not worth the ladder's time.
 

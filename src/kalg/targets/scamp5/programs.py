@@ -22,9 +22,9 @@ from kalg.targets.scamp5.machine.isa import Instr, bus_steps
 SCREEN, REFINE, REFINE_NARROW = portfolio.SCREEN, portfolio.REFINE, portfolio.REFINE_NARROW
 
 REFINED = 1
-"""How many screened candidates are searched again with `REFINE`... Over both op sets of the
-benchmark, refining the runner-up too (2, with margin 3, the earlier setting) never changed a
-program once the best is also searched with `REFINE_NARROW`; it cost a refine per kernel."""
+"""How many screened candidates are searched again with `REFINE`: the best one. The best is also
+searched with `REFINE_NARROW`, so a second refine would cost a search per kernel for a candidate
+that screened worse."""
 
 
 REFINE_MARGIN = 0
@@ -32,24 +32,22 @@ REFINE_MARGIN = 0
 
 
 LARGE_REFINE_MARGIN = 4
-"""In the large path, only candidates whose screened program is at most 1/this longer than
-the best screened one are refined: refining a far worse candidate cost time and did not win
-(a random separable 9x9: Horner 101 screened, 78 refined, 22 s, against 31 row-then-column)."""
+"""In the large path, only candidates whose screened program is at most 1/this longer than the best
+screened one are refined: refining shortens a program by a fraction of its length, so a
+candidate a quarter longer than the best is not worth a refine's time."""
 
 
 LARGE_REFINE_VALUES = FLAT_LARGE_VALUES
 """In the large path, candidates with at most this many live values are refined with `REFINE`,
-except the separable ones (`SEPARABLE_REFINE_VALUES`): every admitted Horner (the 11x11 box's
-flat sum: 17 screened, 15 refined, about 4.5 s). Refining gives the 9x9 box's Horner 12
-(15 screened) and the 15x15 Gaussian's chain 62 (64)."""
+except the separable ones (`SEPARABLE_REFINE_VALUES`): every admitted Horner, since a flat sum
+is the candidate the code generator refines fastest per value."""
 
 
 SEPARABLE_REFINE_VALUES = 64
-"""The separable candidate screened shorter (row then column, or column then row) is refined
-only up to this many live values: refining their long flat sums grows with the side (31x31
-box: 12 s CPU for 41 instead of 43) while it pays on mid-sized kernels (15x15 box: 23 -> 20,
-about 2 s). The beam search is not monotone in its budget (21x21 box: 28 screened, 315
-refined), which costs time only: the shortest program wins."""
+"""The separable candidate screened shorter (row then column, or column then row) is refined only
+up to this many live values: refining a long flat sum costs time that grows with its side for a
+saving of a few instructions, while on mid-sized kernels it pays. The beam search is not
+monotone in its budget, which costs time only: the shortest program wins."""
 
 
 def best_program(candidates: dict[str, Decomposition], registers: tuple[str, ...],

@@ -224,24 +224,8 @@ def _verify(program: list[Instr], decomp: Decomposition, input_register: str, op
 def _verify_program(program: list[Instr], targets: dict, input_register: str, op_set: str,
                     registers: Sequence[str]) -> None:
     """`_verify` for any program and target kernels (register -> Kernel)."""
-    text = "\n".join(str(i) for i in program)
-    for instr in program:
-        problem = (instr.violation() or op_set_violation(instr, op_set)
-                   or _foreign_register(instr, registers))
-        if problem:
-            raise VerificationError(f"{instr}: {problem}", program_text=text)
-    _check_defined(program, input_register, text)
+    _check_program(program, registers, op_set, (input_register,))
     verify_exact(program, targets, input_register)
-
-
-def _check_defined(program: list[Instr], input_register: str, text: str) -> None:
-    """Every register read holds a value: the input, or one written since (and not left
-    undefined by the instruction that wrote it). Only which registers are defined is tracked:
-    `verify_exact` computes the values."""
-    if (found := first_undefined_read(program, (input_register,))) is not None:
-        _, instr, undefined = found
-        raise VerificationError(f"{instr}: reads undefined register(s) {undefined}",
-                                program_text=text)
 
 
 def _foreign_register(instr: Instr, registers: Sequence[str]) -> str | None:
@@ -287,17 +271,19 @@ def matrix_channels(outputs, registers: Sequence[str], inputs: Sequence[str],
 
 def _check_program(program: list[Instr], registers: Sequence[str], op_set: str,
                    inputs: tuple[str, ...]) -> None:
+    """The one check of a program kalg made, before its values are (`verify_exact`): every
+    instruction legal, in the op set and on the budget's registers, and every register read
+    holds a value - an input, or one written since and not left undefined by the instruction
+    that wrote it (`first_undefined_read`). VerificationError names the instruction."""
     text = "\n".join(str(i) for i in program)
     for instr in program:
         if problem := (instr.violation() or op_set_violation(instr, op_set)
                        or _foreign_register(instr, registers)):
             raise VerificationError(f"{instr}: {problem}", program_text=text)
-    defined = set(inputs)
-    for instr in program:
-        if undefined := [r for r in instr.reads() if r not in defined]:
-            raise VerificationError(f"{instr}: reads undefined register(s) {undefined}",
-                                    program_text=text)
-        defined |= set(instr.writes()) - {"NEWS"}
+    if (found := first_undefined_read(program, inputs)) is not None:
+        _, instr, undefined = found
+        raise VerificationError(f"{instr}: reads undefined register(s) {undefined}",
+                                program_text=text)
 
 
 def cse_filter(outputs, registers: Sequence[str], input_register: str,

@@ -104,10 +104,10 @@ def _take(factors: list[Kernel], f: Kernel) -> bool:
 
 
 SEPARATE_ABOVE = 81
-"""Kernels with more taps than this are factored row and column apart when they are separable:
-sympy (kalg's factoring before python-flint) took 10 s to factor the 31x31 Gaussian as one
-polynomial in x and y, and milliseconds for its row and column. (Smaller kernels keep the joint
-factorisation, and their chains; the split stays so that the programs stay the same.)"""
+"""Kernels with more taps than this (beyond 9x9) are factored row and column apart when they are
+separable: factoring one polynomial in x and y costs far more than factoring its row and its
+column, and a separable kernel's factors are those of its row and column. (Smaller kernels keep
+the joint factorisation, and their chains; the split stays so that the programs stay the same.)"""
 
 
 def _factors(k: Kernel) -> list[Kernel]:

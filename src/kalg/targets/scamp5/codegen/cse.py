@@ -48,14 +48,13 @@ Term = tuple[int, Offset, int]
 """(value id, offset, sign ±1): S^offset value, added or subtracted."""
 
 MAX_OUTPUTS = 3
-"""Filters of more outputs get no program here: measured, none was shorter than the shared
-matrix's (5 outputs on 6 registers: 170 against 90), and the work grows with the pairs of
-sums (10 outputs on 18 registers: 21 s of CPU)."""
+"""Filters of more outputs get no program here: the work grows with the pairs of sums, and with
+many outputs the shared matrix (each output from a common pool of the input's multiples) shares
+more than pairwise common sums can."""
 MAX_TAPS = 27
-"""Filters whose outputs have more non-zero taps in all get no program here (as many as three
-3x3 kernels, what the construction was measured on): the work grows with the pairs of shifted
-sums, and on gauss5_gauss3 (25 + 9 taps, op set basic) it took 6.3 s of CPU for 41
-instructions against the shared matrix's 24, doubling that compile's time."""
+"""Filters whose outputs have more non-zero taps in all get no program here (three 3x3 kernels, the
+size the construction is for): its work grows with the pairs of shifted sums, quadratically in
+the taps, and on larger filters the shared matrix's program is the one to beat."""
 MAX_ROUNDS = 24
 """Rounds of pattern extraction at most (each round one new value)."""
 CANDIDATES = 12

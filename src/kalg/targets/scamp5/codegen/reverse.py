@@ -52,29 +52,30 @@ MAX_OUTPUTS = 3
 """Filters of more outputs get no program here (the bags of more outputs do not fit six
 registers with room to share, and the work grows with the bag)."""
 MAX_TAPS = 27
-"""Filters with more non-zero taps in all get no program here (the search was measured on as
-many as three 3x3 kernels)."""
+"""Filters with more non-zero taps in all get no program here (three 3x3 kernels, the size the
+search is built for: its states are bags of partial sums, which grow with the taps)."""
 SEARCHES = ((96, (2, 0), False), (96, (3, 0), False))
-"""(beam width, crowding estimate `_crowding`, shared estimate `_relief`) of each search tried
-on every rung, for two outputs (three: the first only, the bags are larger); the shortest
-program wins. Measured on f2_0..3 and analognet2: a beam of 200 found 1 shorter on two of them
-for twice the work."""
+"""(beam width, crowding estimate `_crowding`, shared estimate `_relief`) of each search tried on
+every rung, for two outputs (three: the first only, the bags are larger); the shortest program
+wins. A beam of 96 is eight times the screening beam (`codegen.QUICK`); two crowding weights
+give the search two views of register pressure at the cost of two searches."""
 SHARED_SEARCH = (96, (2, 0), True)
-"""The search whose estimate sees the goals' overlap (`_relief`), tried besides `SEARCHES` on
-the rungs of `SHARED_RUNGS` registers: measured (f2_0..3, analognet2 basic, random 2- and
-3-output filters), it was shorter on most of them (f2_3 36 -> 32, analognet2 32 -> 30), but
-costs about three times a plain search."""
+"""The search whose estimate sees the goals' overlap (`_relief`), tried besides `SEARCHES` on the
+rungs of `SHARED_RUNGS` registers: outputs that share partial sums are made shorter when the
+estimate counts a shared sum once, for about three times a plain search's work, so it runs only
+where the rung is small."""
 SHARED_RUNGS = (6,)
 """Rung sizes that also run `SHARED_SEARCH`: the device's register file. On smaller rungs it
 found the shortest program once in 9 filters (5 registers, r2_5201: 25 against 29) for as
 much work again; larger files run it on their rung of six."""
 SHARED_TAPS = 20
-"""Filters of three outputs run `SHARED_SEARCH` only with at most this many non-zero taps in
-all (analognet2 has 19): on random 3x3 triples (24-27 taps) it took 9-27 s of CPU under load,
-found no program on three of five and a shorter one on one (r3_5200: 34 against 38)."""
+"""Filters of three outputs run `SHARED_SEARCH` only with at most this many non-zero taps in all (a
+little over two 3x3 kernels): its bags grow with the taps, and for three dense 3x3 kernels it
+costs tens of seconds and often finds nothing."""
 MAX_CHILDREN = 400
-"""Children of one bag kept for ranking (the lowest estimates): measured, a cap of 48 lost
-the best bags (f2_0: 36 against 31 with no cap)."""
+"""Children of one bag kept for ranking (the lowest estimates): a bound on the search's memory
+that, unlike a beam of a few dozen, keeps the children an estimate ranks wrongly but a later
+level needs."""
 MAX_STEPS = 90
 """Steps (instructions after the halvings) at most."""
 

@@ -258,8 +258,8 @@ NORMS_FROM = 3
 left (with two or one left the two-step test and the last instruction's inversion decide)."""
 
 CAPACITY = 2_000_000
-"""Default cap on stored kernels and transposition entries (memory; 200000 nodes of sobel
-stay far below it, 116 MiB in all)."""
+"""Default cap on stored kernels and transposition entries: bounds the search's memory whatever its
+node budget (a count, like the budget)."""
 
 
 def shortest_program(kernel: Kernel, *, registers: Sequence[str] = REGISTERS,
