@@ -39,3 +39,28 @@ def test_random_23x23_on_cpu_no_recursion_error():
     want = correlate(image.astype(np.int64), np.array(random_kernel(23)), mode="constant")
     got = np.asarray(result.program(image), dtype=np.int64)
     assert np.array_equal(got[11:-11, 11:-11], want[11:-11, 11:-11])  # beyond any border
+
+
+# ----------------------------------------------------------------------------- big numbers
+def test_weight_of_2_pow_31_no_overflow_error():
+    """`kalg.compile([[1, 2**31 + 1, 1]])` ended in OverflowError (python-flint's integer
+    factoring sorts its factors with a key that overflows at 2^31); kalg takes big integers.
+    SCAMP-5's search is run to its decomposition (the program, 60 instructions, takes 40 s)."""
+    decomposition = kalg.compile([[1, 2**31 + 1, 1]], emit="decomposition")
+    assert "add" in decomposition.text
+    result = kalg.compile([[1, 2**31 + 1, 1]], target="cpu")
+    assert result.verified
+    assert dict(result.kernels["A"].entries) == {(-1, 0): 1, (0, 0): 2**31 + 1, (1, 0): 1}
+
+
+def test_factoring_past_2_pow_63_gives_the_polynomial_back():
+    """The rational fallback of the factoring is exact: content times the factors is p."""
+    from kalg.eqsat import analyses
+
+    x, y = analyses._ZZ.gens()
+    p = -6 * (1 - x) * (3 * x + 2**64) * (y + 3) ** 2
+    content, parts = analyses._integer_factors(p)
+    product = analyses._ZZ.from_dict({(0, 0): content})
+    for f, m in parts:
+        product *= f**m
+    assert product == p and content == 6 and len(parts) == 3
