@@ -11,7 +11,6 @@ import pytest
 
 import kalg
 from cli_run import run
-from kalg.diagnostics import KalgError
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -64,3 +63,26 @@ def test_factoring_past_2_pow_63_gives_the_polynomial_back():
     for f, m in parts:
         product *= f**m
     assert product == p and content == 6 and len(parts) == 3
+
+
+# ----------------------------------------------------------------------------- deep nesting
+@pytest.mark.parametrize("expression", ["(" * 250 + "x" + ")" * 250,
+                                        " + ".join(["x"] * 400), "-" * 250 + "x",
+                                        "transpose(" * 250 + "x" + ")" * 250])
+def test_expression_nested_250_deep_no_recursion_error(tmp_path, capsys, expression):
+    """An expression nested about 250 deep ended in RecursionError (lark's Transformer, then
+    the evaluator); now it is a located error that states the limit."""
+    path = kalg_file(tmp_path, f"kernel k = [1]\nkernel d = {expression}\n")
+    code, _, err = run(capsys, "check", path)
+    assert code == 1 and "Traceback" not in err
+    assert err.startswith(f"{path}:2:") and "nested more than 200 levels" in err
+
+
+def test_expression_nested_200_deep_compiles_on_both_targets(tmp_path):
+    """The limit is honest: 200 levels go through the whole compile."""
+    from kalg.frontend.parser import MAX_NESTING
+
+    source = ("kernel d = " + " + ".join(["x"] * (MAX_NESTING + 1))
+              + "\nkernel e = " + "-" * (MAX_NESTING - 1) + "d\n")
+    for target in ("scamp5", "cpu"):
+        assert kalg.compile(source, target=target).verified
