@@ -11,6 +11,7 @@ import pytest
 
 import kalg
 from cli_run import run
+from kalg.diagnostics import KalgError
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -86,3 +87,71 @@ def test_expression_nested_200_deep_compiles_on_both_targets(tmp_path):
               + "\nkernel e = " + "-" * (MAX_NESTING - 1) + "d\n")
     for target in ("scamp5", "cpu"):
         assert kalg.compile(source, target=target).verified
+
+
+# ----------------------------------------------------------------------------- simulate
+@pytest.fixture(scope="module")
+def sobel_program(tmp_path_factory):
+    path = tmp_path_factory.mktemp("prog") / "sobel.scamp5"
+    path.write_text(kalg.compile(EXAMPLES / "sobel.kalg").text, encoding="utf-8")
+    return path
+
+
+def test_simulate_size_20000_says_the_size_not_node_limit(capsys, sobel_program):
+    """`kalg simulate --size 20000` ran out of memory and said "lower --node-limit", an
+    option simulate does not have; the size is now checked up front."""
+    code, _, err = run(capsys, "simulate", sobel_program, "--kernel", EXAMPLES / "sobel.kalg",
+                       "--size", "20000")
+    assert code == 2 and "--node-limit" not in err
+    assert "--size 20000 is too large" in err and "4096" in err
+
+
+def test_memory_error_outside_optimize_does_not_name_node_limit(capsys, monkeypatch):
+    from kalg.commands import check
+
+    def exhausted(args):
+        raise MemoryError
+
+    monkeypatch.setattr(check, "run", exhausted)
+    code, _, err = run(capsys, "check", EXAMPLES / "sobel.kalg")
+    assert code == 1 and "out of memory" in err and "--node-limit" not in err
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--noise-relative", "nan"),
+                                             ("--noise-gain", "-1"),
+                                             ("--noise-additive", "inf")])
+def test_noise_relative_nan_is_refused_not_snr_minus_inf(capsys, sobel_program, flag, value):
+    """`--noise-relative nan` was accepted and printed "SNR -inf dB"."""
+    code, out, err = run(capsys, "simulate", sobel_program, "--kernel",
+                         EXAMPLES / "sobel.kalg", flag, value)
+    assert code == 2 and "-inf" not in out
+    assert f"{flag} must be a finite number >= 0" in err
+
+
+def test_python_simulate_noise_by_name_no_attribute_error(sobel_program):
+    """`kalg.simulate(..., noise="cain")` raised a raw AttributeError; a preset's name works,
+    anything else is a KalgError naming the presets."""
+    image = np.random.default_rng(0).integers(0, 256, (16, 16)).astype(float)
+    run_ = kalg.simulate(sobel_program, EXAMPLES / "sobel.kalg", image, noise="cain")
+    assert run_.noisy is not None and not np.array_equal(run_.noisy["A"], run_.outputs["A"])
+    with pytest.raises(KalgError, match="unknown noise model 'cian'.*'cain', 'auke'"):
+        kalg.simulate(sobel_program, EXAMPLES / "sobel.kalg", image, noise="cian")
+
+
+# ----------------------------------------------------------------------------- cpu borders
+def test_cpu_border_as_a_pair_no_attribute_error():
+    """`build(..., border=("constant", 7))` raised a raw AttributeError; the pair is a border,
+    and anything else is a KalgError listing the modes."""
+    from kalg.targets.cpu import build
+
+    sobel = build(EXAMPLES / "sobel.kalg", border=("constant", 7))
+    from scipy.ndimage import correlate
+
+    ones = np.ones((6, 6))
+    want = correlate(ones, np.array([[1, 0, -1], [2, 0, -2], [1, 0, -1]]), mode="constant",
+                     cval=7)
+    assert np.array_equal(sobel(ones), want) and want[0, 0] != 0
+    with pytest.raises(KalgError, match="not a finite number"):
+        sobel(ones, border=("constant", float("nan")))
+    with pytest.raises(KalgError, match="a border is a mode name"):
+        sobel(ones, border=3)

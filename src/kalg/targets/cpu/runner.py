@@ -204,8 +204,8 @@ def _tolerance(kernel: Kernel, image: np.ndarray, border: Border) -> float:
     return 1e-5 * (scale + max(weights, default=0.0))
 
 
-def _border(border: Border | str) -> Border:
-    return border if isinstance(border, Border) else parse_border(border)
+def _border(border: Border | str | tuple) -> Border:
+    return parse_border(border)
 
 
 def load_definition(definition: Any, name: str | None = None) -> frontend.Definition:
