@@ -134,7 +134,7 @@ def test_python_simulate_noise_by_name_no_attribute_error(sobel_program):
     image = np.random.default_rng(0).integers(0, 256, (16, 16)).astype(float)
     run_ = kalg.simulate(sobel_program, EXAMPLES / "sobel.kalg", image, noise="cain")
     assert run_.noisy is not None and not np.array_equal(run_.noisy["A"], run_.outputs["A"])
-    with pytest.raises(KalgError, match="unknown noise model 'cian'.*'cain', 'auke'"):
+    with pytest.raises(KalgError, match=r"unknown noise model 'cian'.*'cain', 'auke'"):
         kalg.simulate(sobel_program, EXAMPLES / "sobel.kalg", image, noise="cian")
 
 
