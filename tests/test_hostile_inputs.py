@@ -155,3 +155,37 @@ def test_cpu_border_as_a_pair_no_attribute_error():
         sobel(ones, border=("constant", float("nan")))
     with pytest.raises(KalgError, match="a border is a mode name"):
         sobel(ones, border=3)
+
+
+# ----------------------------------------------------------------------------- kalg run PNG
+@pytest.fixture(scope="module")
+def ramp_png(tmp_path_factory):
+    from PIL import Image
+
+    path = tmp_path_factory.mktemp("img") / "ramp.png"
+    Image.fromarray(np.tile(np.arange(0, 250, 10, dtype=np.uint8), (25, 1)), mode="L").save(path)
+    return path
+
+
+def test_run_png_clipping_negative_outputs_warns(capsys, tmp_path, ramp_png):
+    """`kalg run ... -o out.png` clipped a Sobel's negative outputs to 0 without a word."""
+    from PIL import Image
+
+    out = tmp_path / "edges.png"
+    code, _, err = run(capsys, "run", EXAMPLES / "sobel.kalg", "--image", ramp_png, "-o", out)
+    assert code == 0 and "warning" in err and "were clipped" in err
+    assert "--png-scale auto" in err and "range -80..-40" in err
+    assert np.asarray(Image.open(out)).max() == 0  # what clip means, and why it warned
+
+
+@pytest.mark.parametrize(("scale", "low", "high"), [("auto", 0, 255), ("abs", 40, 80)])
+def test_run_png_scale_auto_and_abs_keep_negative_outputs(capsys, tmp_path, ramp_png, scale,
+                                                          low, high):
+    from PIL import Image
+
+    out = tmp_path / "edges.png"
+    code, _, err = run(capsys, "run", EXAMPLES / "sobel.kalg", "--image", ramp_png, "-o", out,
+                       "--png-scale", scale)
+    data = np.asarray(Image.open(out))
+    assert code == 0 and "clipped" not in err
+    assert (int(data.min()), int(data.max())) == (low, high)
