@@ -1,15 +1,15 @@
 """`kalg run FILE --image IN -o OUT`: apply a kernel or filter to an image on the cpu.
 
-The definition's cheapest cpu decomposition (`kalg.targets.cpu`) runs as a Halide pipeline,
-checked against the reference correlation before its first result. Images: `.npy` (any real
-2-D array in; float32 out, bool for Boolean kernels) or, through Pillow, PNG/TIFF/other formats
-(read as greyscale; written as 8-bit greyscale, or 32-bit float TIFF when OUT ends in
-.tif/.tiff). An 8-bit image holds 0..255 only: `--png-scale clip` (the default) clips and warns
-when any value lies outside, `auto` maps the result's range onto 0..255 (and says how), `abs`
-writes |value| (an edge map's strength), clipped at 255 with a warning. A filter over several
-inputs (`input: A B C` in the file's target block) reads a colour image instead: a PNG/TIFF's
-channels (R G B, or R G B A) or an HxWxC .npy give the inputs in the order of `input:`, and their number must match. A filter bank writes one
-file per output: OUT with the output's name before the suffix (edges.npy → edges_A.npy,
+The definition's cheapest cpu decomposition (`kalg.targets.cpu`) runs as a Halide pipeline, checked
+against the reference correlation before its first result. Images: `.npy` (any real 2-D array in;
+float32 out, bool for Boolean kernels) or, through Pillow, PNG/TIFF/other formats (read as
+greyscale; written as 8-bit greyscale, or 32-bit float TIFF when OUT ends in .tif/.tiff). An 8-bit
+image holds 0..255 only: `--png-scale clip` (the default) clips and warns when any value lies
+outside, `auto` maps the result's range onto 0..255 (and says how), `abs` writes |value| (an edge
+map's strength), clipped at 255 with a warning. A filter over several inputs (`input: A B C` in the
+file's target block) reads a colour image instead: a PNG/TIFF's channels (R G B, or R G B A) or an
+HxWxC .npy give the inputs in the order of `input:`, and their number must match. A filter bank
+writes one file per output: OUT with the output's name before the suffix (edges.npy → edges_A.npy,
 edges_B.npy), and names them on stderr.
 """
 
