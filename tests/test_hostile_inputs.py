@@ -189,3 +189,51 @@ def test_run_png_scale_auto_and_abs_keep_negative_outputs(capsys, tmp_path, ramp
     data = np.asarray(Image.open(out))
     assert code == 0 and "clipped" not in err
     assert (int(data.min()), int(data.max())) == (low, high)
+
+
+# ----------------------------------------------------------------------------- targets
+WIDE_FILTER = "filter f = [A: [1 2 1] / 4, G: [1 0 -1]]\n"
+
+
+def test_registers_override_for_filter_on_command_line_no_register_error(capsys, tmp_path):
+    """`--target scamp5_wide --registers A..H` failed for a filter with an output in G (only a
+    target block in the file worked): the command line's register file is the filter's."""
+    path = kalg_file(tmp_path, WIDE_FILTER)
+    code, out, err = run(capsys, "optimize", path, "--target", "scamp5_wide", "--registers",
+                         "A..H")
+    assert code == 0, err
+    assert "registers A B C D E F G H" in out
+
+
+def test_registers_override_for_filter_in_python_no_register_error():
+    result = kalg.compile(WIDE_FILTER, target="scamp5_wide", registers="A..H")
+    assert result.verified and sorted(result.kernels) == ["A", "G"]
+    mapping = kalg.compile({"A": [[1, 2, 1]], "G": [[1, 0, -1]]}, target="scamp5_wide",
+                           registers="A..H", divisor=4)
+    assert mapping.verified
+
+
+def test_output_beyond_the_registers_names_the_override(capsys, tmp_path):
+    path = kalg_file(tmp_path, WIDE_FILTER)
+    code, _, err = run(capsys, "check", path)
+    assert code == 1 and "'G' is not a register" in err and "--registers" in err
+
+
+CPU_FILTER = """target cpu { }
+filter edges = [gx: [1 0 -1; 2 0 -2; 1 0 -1], gy: [1 2 1; 0 0 0; -1 -2 -1]]
+"""
+
+
+def test_cpu_filter_outputs_are_free_names_and_target_cpu_block_is_valid(capsys, tmp_path):
+    """cpu filters had to name their outputs A..F and `target cpu { }` was not a valid
+    block: on the cpu, outputs are any names and the block selects the target."""
+    path = kalg_file(tmp_path, CPU_FILTER)
+    code, out, err = run(capsys, "optimize", path)
+    assert code == 0, err
+    assert "gx" in out and "gy" in out and "ops/pixel" in out
+    result = kalg.compile(path)
+    assert result.target == "cpu" and sorted(result.kernels) == ["gx", "gy"]
+    image = np.arange(36.0).reshape(6, 6)
+    assert set(result.program(image)) == {"gx", "gy"}
+    named = kalg.compile({"gx": [[1, 0, -1]], "gy": [[1], [0], [-1]]}, target="cpu")
+    assert sorted(named.kernels) == ["gx", "gy"]

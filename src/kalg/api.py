@@ -16,6 +16,7 @@ not make: a program that does not compute the kernel is the caller's mistake, a
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -128,9 +129,10 @@ def compile(source: Any, *, name: str | None = None, target: str | None = None,
     from kalg import targets
     from kalg.pipeline import Settings, Stage
 
-    text, path = _source_text(source, divisor=divisor, approx=approx, origin=origin)
-    try:  # None: the file's target block, which names a SCAMP-5 register file
-        plug_in = targets.get(target or "scamp5")
+    text, path = _source_text(source, divisor=divisor, approx=approx, origin=origin,
+                              free_names=target == "cpu")
+    try:  # None: the file's target block (cpu, or a SCAMP-5 register file)
+        plug_in = targets.get(target or _block_target(text, path))
     except KeyError:
         raise UsageError(f"unknown target {target!r}: expected "
                          f"{', '.join(targets.TARGETS)}") from None
@@ -147,6 +149,14 @@ def compile(source: Any, *, name: str | None = None, target: str | None = None,
                         timeout=timeout, progress=progress, warn=warn, exhaustive=exhaustive,
                         **({"exhaustive_nodes": exhaustive_nodes} if exhaustive_nodes else {}))
     return plug_in.compile(text, path, settings, **runtime)
+
+
+def _block_target(text: str, path: str) -> str:
+    """The plug-in for a source without a target option: cpu where its target block says so,
+    else scamp5 (which reads a scamp5_wide block itself)."""
+    from kalg import frontend
+
+    return "cpu" if frontend.target_name(text, path) == "cpu" else "scamp5"
 
 
 def parse_registers(text: str) -> tuple[str, ...]:
@@ -187,9 +197,11 @@ def _looks_like_path(text: str) -> bool:
 
 
 def kalg_text(source: Any, *, divisor: Any = None, approx: Any = None,
-              origin: tuple[int, int] | None = None, name: str | None = None) -> str:
+              origin: tuple[int, int] | None = None, name: str | None = None,
+              free_names: bool = False) -> str:
     """The .kalg text of an array (`kernel`) or a register → array mapping (`filter`), with
-    every entry written exactly. Raises KalgError for floats without `approx`, ragged or
+    every entry written exactly (`free_names`: a filter's outputs are any names, as on the cpu
+    target, not registers). Raises KalgError for floats without `approx`, ragged or
     non-2-D arrays, and entries that are not numbers.
 
     >>> print(kalg_text([[1, 2, 1]], divisor=4), end="")
@@ -198,15 +210,22 @@ def kalg_text(source: Any, *, divisor: Any = None, approx: Any = None,
     filter array = [A: [1 0 -1], B: [-1; 0; 1]]
     """
     floats_ok = approx is not None
+    register = _name if free_names else _register
     tail = (f" / {_number(divisor, True, 'divisor')}" if divisor is not None else "")
     setting = f" with approx {_approx_text(approx)}" if approx is not None else ""
     if isinstance(source, Mapping):
         if not source:
             raise KalgError("a filter needs at least one output register")
-        parts = [f"{_register(reg)}: {_matrix(arr, floats_ok, origin)}{tail}"
+        parts = [f"{register(reg)}: {_matrix(arr, floats_ok, origin)}{tail}"
                  for reg, arr in source.items()]
         return f"filter {name or 'array'} = [{', '.join(parts)}]{setting}\n"
     return f"kernel {name or 'array'} = {_matrix(source, floats_ok, origin)}{tail}{setting}\n"
+
+
+def _name(name: object) -> str:
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", name):
+        raise KalgError(f"a filter's outputs are names such as 'edges' or 'A', not {name!r}")
+    return name
 
 
 def _register(reg: object) -> str:

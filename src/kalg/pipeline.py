@@ -86,7 +86,7 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
     if settings.emit is Stage.AST:
         return Result(Stage.AST, dump(tree) + "\n")
     # Evaluate every definition exactly; semantic errors are located in the file.
-    module = frontend.check(tree)
+    module = frontend.check(tree, settings.target, settings.registers)
     target = module.target
     input_register = settings.input or target.input
     definition = _with_input(module.definition(settings.name), target.input, input_register)

@@ -132,7 +132,10 @@ def run(args: argparse.Namespace) -> int:
         from kalg.pipeline import Settings
         from kalg.progress import reporter, warner
 
-    target = targets.get(args.target or "scamp5")  # None: the file's target block (SCAMP-5)
+    text = frontend.read_source(args.file)
+    # None: the file's target block (cpu, or a SCAMP-5 register file scamp5 reads itself)
+    target = targets.get(args.target or ("cpu" if frontend.target_name(text, args.file) == "cpu"
+                                         else "scamp5"))
     progress, done = reporter(args.stats)
     try:
         settings = Settings(
@@ -142,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
             progress=progress, warn=None if args.json else warner(),
             exhaustive=args.exhaustive,
             **({"exhaustive_nodes": args.exhaustive_nodes} if args.exhaustive_nodes else {}))
-        result = target.optimize(frontend.read_source(args.file), args.file, settings,
+        result = target.optimize(text, args.file, settings,
                                  output=args.output)
     finally:
         done()

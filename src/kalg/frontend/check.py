@@ -20,7 +20,7 @@ from kalg.frontend import ast
 from kalg.frontend.evaluate import MONOMIALS, Scope, evaluate, located
 from kalg.frontend.module import Definition, Module, Target
 from kalg.frontend.structure import Tree, structure
-from kalg.frontend.target import target_of
+from kalg.frontend.target import CPU, target_of
 from kalg.kernel import REAL, SEMIRINGS, Kernel, Semiring
 from kalg.targets.cpu.borders import parse_border
 
@@ -44,9 +44,11 @@ class _Settings:
     border: str | None = None
 
 
-def check(program: ast.Program) -> Module:
-    """Evaluate every definition of `program`; raise KalgSemanticError on the first problem."""
-    target = target_of(program)
+def check(program: ast.Program, target: str | None = None,
+          registers: tuple[str, ...] | None = None) -> Module:
+    """Evaluate every definition of `program` for its target block's target, or `target` and
+    `registers` where given (`target_of`); raise KalgSemanticError on the first problem."""
+    target = target_of(program, target, registers)
     lines = {s.name: s.span.line for s in reversed(program.statements)
              if isinstance(s, ast.KernelDef | ast.FilterDef)}
     definitions: dict[str, Definition] = {}
@@ -263,10 +265,13 @@ def _filter_outputs(statement: ast.FilterDef, target: Target,
                     ) -> dict[str, tuple[ast.Expr, Span]]:
     places: dict[str, tuple[ast.Expr, Span]] = {}
     for output in statement.outputs:
-        if output.register not in target.registers:
+        if target.name != CPU and output.register not in target.registers:
             raise KalgSemanticError(
                 f"{output.register!r} is not a register of the target: expected one of "
-                f"{', '.join(target.registers)}", output.span)
+                f"{', '.join(target.registers)}", output.span,
+                "name more registers with --registers (or the target block's registers:), "
+                "e.g. --target scamp5_wide --registers A..H; on --target cpu outputs take any "
+                "name")
         if output.register in places:
             raise KalgSemanticError(f"register {output.register!r} is given two outputs",
                                     output.span)

@@ -26,11 +26,11 @@ def optimize(text: str, path: str, settings: Any, output: str | None = None) -> 
 
     _refuse_scamp5_settings(settings)
     if settings.emit in FRONT_END:
-        return compile_text(text, path, dataclasses.replace(settings, target=None))
+        return compile_text(text, path, dataclasses.replace(settings, target="cpu"))
     if settings.emit is Stage.PROGRAM:
         raise UsageError("the cpu target has no program: it prints the decomposition and its "
                          "operations per pixel (use --emit decomposition, or leave --emit out)")
-    definition = frontend.load_text(text, path).definition(settings.name)
+    definition = frontend.load_text(text, path, "cpu").definition(settings.name)
     limits = engine.Limits(nodes=min(settings.node_limit, cpu.DEFAULT_LIMITS.nodes),
                            seconds=settings.time_limit)
     try:  # the cpu target plug-in: search, passes, verification (no Halide here)
@@ -89,7 +89,7 @@ def compile(text: str, path: str, settings: Any, **options: Any) -> Any:
         r = optimize(text, path, settings)
         return CompileResult(r.text, r.stage.value, r.program, r.stats, r.verified,
                              r.decomposition, r.definition, r.warnings, target="cpu")
-    definition = frontend.load_text(text, path).definition(settings.name)
+    definition = frontend.load_text(text, path, "cpu").definition(settings.name)
     function = build(definition, **options)
     return CompileResult(f"# {definition.name}: cpu pipeline (kalg.targets.cpu)\n", "program",
                          function, verified=True, definition=definition, target="cpu")

@@ -214,9 +214,9 @@ def load_definition(definition: Any, name: str | None = None) -> frontend.Defini
         return definition
     if isinstance(definition, Path) or (isinstance(definition, str) and "\n" not in definition
                                         and definition.endswith(".kalg")):
-        return frontend.load_file(definition).definition(name)
+        return frontend.load_file(definition, "cpu").definition(name)
     if isinstance(definition, str):
-        return frontend.load_text(definition).definition(name)
+        return frontend.load_text(definition, target="cpu").definition(name)
     raise TypeError(f"expected a Definition, a path or .kalg source text, got {type(definition)}")
 
 
