@@ -237,3 +237,24 @@ def test_cpu_filter_outputs_are_free_names_and_target_cpu_block_is_valid(capsys,
     assert set(result.program(image)) == {"gx", "gy"}
     named = kalg.compile({"gx": [[1, 0, -1]], "gy": [[1], [0], [-1]]}, target="cpu")
     assert sorted(named.kernels) == ["gx", "gy"]
+
+
+# ----------------------------------------------------------------------------- SCAMP-5 limits
+def test_program_reading_further_than_its_kernel_no_interior_error():
+    """A random 31x31 kernel's program (reach 15, but reading 30 PEs away) failed its own check
+    with "a 48x48 image has no interior", an internal limit reported as an input error: the
+    check's image is now sized by the program's footprint, not the kernel's reach alone."""
+    from kalg import targets
+    from kalg.kernel import Kernel
+    from kalg.scamp5.isa import Dir, Movx
+
+    there_and_back = [Movx("A", "A", Dir.EAST)] * 30 + [Movx("A", "A", Dir.WEST)] * 30
+    assert "simulator" in targets.get("scamp5").verify(there_and_back, {"A": Kernel.unit()})
+
+
+def test_kernel_reaching_past_the_256_array_is_refused_up_front(tmp_path, capsys):
+    """Kernels too large for SCAMP-5's 256x256 array are refused before any search, with the
+    reason (no output pixel would see all its inputs)."""
+    path = kalg_file(tmp_path, "kernel wide = (1 + x)^64 * (1 + x)^64 * x^2\n")
+    code, _, err = run(capsys, "optimize", path)
+    assert code == 1 and "reaches 130 pixels" in err and "256x256" in err

@@ -32,7 +32,7 @@ from kalg.frontend.target import WIDE
 from kalg.kernel import REAL, Kernel
 from kalg.scamp5.isa import REGISTERS as SCAMP5_REGISTERS
 from kalg.scamp5.isa import SIMULATED_REGISTERS, Instr, bus_steps, outside_op_set
-from kalg.scamp5.simulator import verify_numeric, verify_numeric_channels
+from kalg.scamp5.simulator import footprint, verify_numeric, verify_numeric_channels
 from kalg.scamp5.symbolic import verify_exact
 from kalg.scamp5.text import format_program
 from kalg.settings import Deadline, Settings
@@ -157,7 +157,7 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
                                            "place from the others"],
                            }.get(winner, [winner])
     # Check once more, numerically, against the reference correlation (scipy-equivalent).
-    image = np.random.default_rng(0).uniform(-1, 1, verify_shape(definition.outputs))
+    image = np.random.default_rng(0).uniform(-1, 1, verify_shape(definition.outputs, program))
     verify_numeric(program, definition.outputs, image, input_register)
     clock.lap("verify")
     seconds = {stage: round(s, 3) for stage, s in clock.laps.items()}
@@ -190,10 +190,16 @@ def _cleared_result(definition: frontend.Definition, path: str | Path, ops: str,
                   input_register=input_register)
 
 
-def verify_shape(outputs: dict[str, Kernel]) -> tuple[int, int]:
+def verify_shape(outputs: dict[str, Kernel] | dict[str, dict[str, Kernel]],
+                 program: list[Instr] = ()) -> tuple[int, int]:
     """The random image a program for `outputs` is checked on: at least `VERIFY_SHAPE`, and
-    wide enough for an interior of 16 pixels whatever the kernels' reach."""
-    reach = max((k.radius() for k in outputs.values()), default=0)
+    wide enough for an interior of 16 pixels whatever the kernels' reach and however far the
+    program reads (its footprint: a program may move values further out than its kernels
+    reach; sizing by the kernels alone left a random 31x31 kernel's program no interior, an
+    internal limit that was reported as an error in the input)."""
+    kernels = [k for v in outputs.values() for k in (v.values() if isinstance(v, dict) else [v])]
+    reach = max((k.radius() for k in kernels), default=0)
+    reach = max(reach, footprint(program).radius if program else 0)
     side = max(VERIFY_SHAPE[0], 2 * reach + 16)
     return (side, side)
 
@@ -217,7 +223,8 @@ def _compile_channels(definition: frontend.Definition, path: str | Path, emit: S
                                                         ops, settings, deadline, clock)
     clock.lap("codegen")
     rng = np.random.default_rng(0)
-    images = {c: rng.uniform(-1, 1, VERIFY_SHAPE) for c in target.inputs}
+    shape = verify_shape(definition.channels, program)
+    images = {c: rng.uniform(-1, 1, shape) for c in target.inputs}
     verify_numeric_channels(program, definition.channels, images)
     clock.lap("verify")
     stats = _program_stats(program, registers, ops) | {

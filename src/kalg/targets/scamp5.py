@@ -52,7 +52,7 @@ class Scamp5Target:
         from kalg.scamp5.symbolic import verify_exact
 
         verify_exact(artefact, outputs, input_register)
-        image = np.random.default_rng(0).uniform(-1, 1, verify_shape(dict(outputs)))
+        image = np.random.default_rng(0).uniform(-1, 1, verify_shape(dict(outputs), artefact))
         verify_numeric(artefact, outputs, image, input_register)
         return "exact symbolic execution and the simulator against the reference correlation"
 
