@@ -4,6 +4,8 @@ that names the limit, never a traceback)."""
 
 from __future__ import annotations
 
+import json
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -258,3 +260,40 @@ def test_kernel_reaching_past_the_256_array_is_refused_up_front(tmp_path, capsys
     path = kalg_file(tmp_path, "kernel wide = (1 + x)^64 * (1 + x)^64 * x^2\n")
     code, _, err = run(capsys, "optimize", path)
     assert code == 1 and "reaches 130 pixels" in err and "256x256" in err
+
+
+# ----------------------------------------------------------------------------- approximation
+def test_approximated_box_reports_gain_error_and_l1_not_only_largest():
+    """A float box rounded at a depth reported only its largest coefficient error (a 101x101
+    box came out 6.6% too dark): the header, the stats and the result give the L1 norm of the
+    coefficient error and the gain (DC) error too."""
+    result = kalg.compile([[1, 1, 1]], divisor=3, approx=4)  # each 1/3 rounds to 5/16
+    (line,) = [s for s in result.text.splitlines() if s.startswith("// approximated")]
+    assert "largest coefficient error 1/48 = 0.0208" in line
+    assert "L1 error 0.0625" in line and "gain (DC) 0.9375" in line and "(-6.25%)" in line
+    report = result.approximation["A"]
+    assert (report.gain, report.l1, report.gain_relative) == (Fraction(15, 16), Fraction(1, 16),
+                                                              Fraction(-1, 16))
+    stats = result.stats["approximation"]["A"]
+    assert stats["gain"] == 15 / 16 and stats["gain_relative_error"] == -1 / 16
+
+
+def test_approximation_report_in_json(capsys, tmp_path):
+    path = kalg_file(tmp_path, "kernel mean = [1 1 1] / 3 with approx depth 4\n")
+    code, out, _ = run(capsys, "optimize", path, "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert set(data["stats"]["approximation"]["A"]) >= {"l1_error", "gain_relative_error",
+                                                        "largest_coefficient_error"}
+
+
+def test_cpu_ignores_approximation_with_a_warning_and_computes_exact_weights(capsys):
+    """The cpu target applied SCAMP-5's approximation without a word; it needs none."""
+    result = kalg.compile(EXAMPLES / "mean3.kalg", target="cpu")
+    assert any("approximation setting is ignored on the cpu" in w for w in result.warnings)
+    assert all(c == Fraction(1, 9) for _, c in result.kernels["A"].entries)
+    assert result.approximation == {}
+    image = np.full((7, 7), 9.0)
+    assert result.program(image)[3, 3] == pytest.approx(9.0)  # 7/64 * 81 would be 8.86
+    code, out, err = run(capsys, "optimize", EXAMPLES / "mean3.kalg", "--target", "cpu")
+    assert code == 0 and "approximation setting is ignored" in err and "1/9" in out

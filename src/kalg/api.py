@@ -85,6 +85,14 @@ class CompileResult:
             return tuple(self.definition.inputs)
         return (self.input_register,)
 
+    @property
+    def approximation(self) -> dict[str, Any]:
+        """Output → `kalg.approx.ApproximationReport` for each output that was approximated
+        (its largest coefficient error, the L1 norm of the coefficient error, and the gain
+        (DC) against the exact kernel's); empty when none was, and on the cpu, which computes
+        the exact values."""
+        return self.definition.approximation() if self.definition is not None else {}
+
     def __str__(self) -> str:
         return self.text
 

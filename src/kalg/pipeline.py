@@ -131,6 +131,7 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
     program, definition = filters.cleared(program, zeros), full
     clock.lap("exact searches")
     stats["candidate"] = winner
+    stats |= _approximation_stats(definition)
     stats["stop reason"] = stop or "searched every candidate"
     stats["provenance"] = {**found.provenance,
                            "horner": ["digit planes (Horner), no e-graph"],
@@ -543,6 +544,14 @@ def _header(definition: frontend.Definition, path: str | Path, ops: str,
     return lines
 
 
+def _approximation_stats(definition: frontend.Definition) -> dict[str, object]:
+    """{"approximation": output → its errors (`approx.ApproximationReport.as_dict`)} where an
+    output was approximated, else {}."""
+    approximated = definition.approximation()
+    return {"approximation": {r: a.as_dict() for r, a in approximated.items()}} if approximated \
+        else {}
+
+
 def approximation_lines(definition: frontend.Definition) -> list[str]:
     """For each approximated output: the kernel the program computes instead of the one
     written, and the largest coefficient error (the program is exact for the former)."""
@@ -556,9 +565,10 @@ def approximation_lines(definition: frontend.Definition) -> list[str]:
             computes = _rows(definition.outputs[register])
         error = definition.approx_error.get(register, Fraction(0))
         exact = f"{error} = " if error.denominator <= 10**6 else ""
+        measured = definition.approximation()[register].describe()
         lines.append(f"approximated{where}: computes {computes} (depth "
                      f"{definition.approx_depth[register]}), not the kernel written; largest "
-                     f"coefficient error {exact}{float(error):.3g}")
+                     f"coefficient error {exact}{float(error):.3g}, {measured}")
     return lines
 
 

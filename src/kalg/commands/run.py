@@ -60,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
     image = read_image(Path(args.image), colour=bool(inputs))
     if inputs:  # the channel count is checked before the search
         runner.channel_planes(image, inputs, definition.name)
-    f = runner.build(definition, border)
+    f = runner.build(definition, border,
+                     warn=lambda message: print(f"kalg: warning: {message}", file=sys.stderr))
     result = f(image)
     outs = result if isinstance(result, dict) else {None: result}
     written = [_named(Path(args.output), name) for name in outs]

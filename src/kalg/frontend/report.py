@@ -58,8 +58,10 @@ def _approx_note(definition: Definition, register: str) -> str:
                            for c, k in definition.exact_channels[register].items())
     else:
         exact = format_kernel(definition.exact[register], one_line=True)
+    measured = definition.approximation()[register].describe()
     return (f"# {where}approximated at depth {definition.approx_depth[register]}, "
-            f"largest coefficient error {error} (about {float(error):.3g}); exact: {exact}")
+            f"largest coefficient error {error} (about {float(error):.3g}); exact: {exact}\n"
+            f"# {where}{measured}")
 
 
 def format_kernel(kernel: Kernel, indent: int = 0, one_line: bool = False) -> str:

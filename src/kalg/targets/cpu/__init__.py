@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 def build(definition: Any, border: str | Any | None = None, name: str | None = None,
-          ) -> CpuFilter:
+          warn: Any = None) -> CpuFilter:
     """A callable running `definition` (a `frontend.Definition`, .kalg source text or a path;
     `name` picks the definition, default the last) as a verified Halide pipeline.
 
@@ -38,10 +38,11 @@ def build(definition: Any, border: str | Any | None = None, name: str | None = N
     setting, else replicate. The e-graph search runs once, here; each border's pipeline is
     compiled (or loaded from the disk cache) on its first call. Every pipeline is checked
     against the reference correlation on a random image, for each border it is used with,
-    before its first result is returned.
+    before its first result is returned. An approximation setting is ignored (the cpu
+    computes the exact coefficients), with a warning to `warn` (default: `warnings.warn`).
     """
     from kalg.targets.cpu.runner import build as _build
-    return _build(definition, border, name)
+    return _build(definition, border, name, warn)
 
 
 class CpuTarget:

@@ -30,7 +30,11 @@ def optimize(text: str, path: str, settings: Any, output: str | None = None) -> 
     if settings.emit is Stage.PROGRAM:
         raise UsageError("the cpu target has no program: it prints the decomposition and its "
                          "operations per pixel (use --emit decomposition, or leave --emit out)")
-    definition = frontend.load_text(text, path, "cpu").definition(settings.name)
+    from kalg.targets.cpu.runner import exact_values
+
+    warnings: list[str] = []
+    definition = exact_values(frontend.load_text(text, path, "cpu").definition(settings.name),
+                              _both(warnings.append, settings.warn))
     limits = engine.Limits(nodes=min(settings.node_limit, cpu.DEFAULT_LIMITS.nodes),
                            seconds=settings.time_limit)
     try:  # the cpu target plug-in: search, passes, verification (no Halide here)
@@ -52,16 +56,21 @@ def optimize(text: str, path: str, settings: Any, output: str | None = None) -> 
     emit = settings.emit
     if emit is Stage.EGRAPH:
         return Result(emit, "".join(f"{k}: {v}\n" for k, v in stats.items()), stats,
-                      definition=definition)
+                      definition=definition, warnings=warnings)
     if output and output.endswith(".py"):  # a module that runs without kalg
         from kalg.targets.cpu.borders import DEFAULT, parse_border
         from kalg.targets.cpu.export import standalone_source
         border = parse_border(definition.border) if definition.border else DEFAULT
         return Result(emit, standalone_source(plan, definition.name, border), stats,
-                      definition=definition, verified=True)
+                      definition=definition, verified=True, warnings=warnings)
     text = (format_channels(definition.name, plan) if plan.inputs
             else cpu.format_result(definition.name, results))
-    return Result(emit, text, stats, definition=definition, verified=True)
+    return Result(emit, text, stats, definition=definition, verified=True, warnings=warnings)
+
+
+def _both(*calls: Any) -> Any:
+    """One callable calling each of `calls` that is not None."""
+    return lambda message: [call(message) for call in calls if call is not None]
 
 
 def _refuse_scamp5_settings(settings: Any) -> None:
@@ -89,7 +98,12 @@ def compile(text: str, path: str, settings: Any, **options: Any) -> Any:
         r = optimize(text, path, settings)
         return CompileResult(r.text, r.stage.value, r.program, r.stats, r.verified,
                              r.decomposition, r.definition, r.warnings, target="cpu")
-    definition = frontend.load_text(text, path, "cpu").definition(settings.name)
+    from kalg.targets.cpu.runner import exact_values
+
+    warnings: list[str] = []
+    definition = exact_values(frontend.load_text(text, path, "cpu").definition(settings.name),
+                              _both(warnings.append, settings.warn))
     function = build(definition, **options)
     return CompileResult(f"# {definition.name}: cpu pipeline (kalg.targets.cpu)\n", "program",
-                         function, verified=True, definition=definition, target="cpu")
+                         function, verified=True, definition=definition, warnings=warnings,
+                         target="cpu")

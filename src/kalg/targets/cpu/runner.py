@@ -10,6 +10,7 @@ smaller than the kernel - and a mismatch raises VerificationError.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -231,10 +232,31 @@ def plan_definition(definition: frontend.Definition) -> CpuPlan:
                                 err.span or definition.span, err.hint) from None
 
 
+def exact_values(definition: frontend.Definition,
+                 warn: Callable[[str], None] | None = None) -> frontend.Definition:
+    """The definition with its exact values where it was approximated, and a warning that the
+    approximation setting is ignored: the cpu multiplies by exact rationals, so it needs none
+    (it once applied SCAMP-5's approximation without a word). `warn` receives the warning
+    (default: Python's `warnings.warn`)."""
+    if not definition.approx_depth:
+        return definition
+    outputs = ", ".join(sorted(definition.approx_depth))
+    message = (f"'{definition.name}': the approximation setting is ignored on the cpu target, "
+               f"which computes the exact coefficients (output{'s' * (outputs.count(',') > 0)} "
+               f"{outputs}); SCAMP-5 needs it, as it can only halve")
+    if warn is None:
+        import warnings
+
+        warnings.warn(message, stacklevel=3)
+    else:
+        warn(message)
+    return definition.exact_values()
+
+
 def build(definition: Any, border: Border | str | None = None, name: str | None = None,
-          ) -> CpuFilter:
+          warn: Callable[[str], None] | None = None) -> CpuFilter:
     """See `kalg.targets.cpu.build`."""
-    d = load_definition(definition, name)
+    d = exact_values(load_definition(definition, name), warn)
     start = time.perf_counter()
     if border is None:
         border = d.border or DEFAULT
