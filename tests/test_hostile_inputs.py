@@ -297,3 +297,17 @@ def test_cpu_ignores_approximation_with_a_warning_and_computes_exact_weights(cap
     assert result.program(image)[3, 3] == pytest.approx(9.0)  # 7/64 * 81 would be 8.86
     code, out, err = run(capsys, "optimize", EXAMPLES / "mean3.kalg", "--target", "cpu")
     assert code == 0 and "approximation setting is ignored" in err and "1/9" in out
+
+
+# ----------------------------------------------------------------------------- provenance
+def test_decomposition_none_for_whole_filter_construction_is_explained():
+    """`.decomposition` was None without explanation whenever a whole-filter construction
+    won: `.provenance` names the construction and says why."""
+    result = kalg.compile({"A": [[1, 2, 1]], "B": [[1, 0, -1]], "C": [[1], [2], [1]],
+                           "D": [[1], [0], [-1]]})
+    assert result.decomposition is None
+    assert result.provenance.startswith(f"construction: {result.stats['candidate']}")
+    assert ".decomposition is None" in result.provenance
+    single = kalg.compile([[1, 2, 1]], divisor=4)
+    assert single.decomposition is not None
+    assert single.provenance == f"decomposition: {single.stats['candidate']}"
