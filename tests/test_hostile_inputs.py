@@ -311,3 +311,35 @@ def test_decomposition_none_for_whole_filter_construction_is_explained():
     single = kalg.compile([[1, 2, 1]], divisor=4)
     assert single.decomposition is not None
     assert single.provenance == f"decomposition: {single.stats['candidate']}"
+
+
+# ----------------------------------------------------------------------------- --timeout
+def test_timeout_cuts_a_stage_that_never_checks_the_deadline(monkeypatch):
+    """`--timeout 0.1` on a six-output filter ran 12.7 s: stages that cannot be cut in the
+    middle ran on. The compile is now abandoned at the bound with an error saying what was
+    cut (a search that stands still stands in for such a stage)."""
+    import time as clock
+
+    from kalg import candidates
+
+    def stuck(*args, **kwargs):
+        clock.sleep(60)
+
+    monkeypatch.setattr(candidates, "search", stuck)
+    start = clock.monotonic()
+    with pytest.raises(KalgError, match=r"--timeout 0.2 s expired and the compile was cut "
+                                        r"during the stage after front end"):
+        kalg.compile([[1, 2, 1]], divisor=4, timeout=0.2)
+    assert clock.monotonic() - start < 30  # the alarm, not the 60 s sleep, ended it
+
+
+def test_stop_reason_never_says_searched_every_candidate_when_cut(monkeypatch):
+    """The JSON stop reason said "searched every candidate" when the search was cut."""
+    from kalg import settings
+
+    monkeypatch.setattr(settings.Deadline, "passed", lambda self: self.end is not None)
+    result = kalg.compile([[1, 2, 1]], divisor=4, timeout=1000)
+    assert "searched every candidate" not in result.stats["stop reason"]
+    assert "--timeout 1000 s expired" in result.stats["stop reason"]
+    untimed = kalg.compile([[1, 2, 1]], divisor=4)
+    assert untimed.stats["stop reason"] == "searched every candidate"

@@ -35,7 +35,7 @@ from kalg.scamp5.isa import SIMULATED_REGISTERS, Instr, bus_steps, outside_op_se
 from kalg.scamp5.simulator import footprint, verify_numeric, verify_numeric_channels
 from kalg.scamp5.symbolic import verify_exact
 from kalg.scamp5.text import format_program
-from kalg.settings import Deadline, Settings
+from kalg.settings import Deadline, Settings, hard_deadline
 from kalg.stages import Stage
 
 __all__ = ["Result", "Settings", "Stage", "compile_file", "compile_text"]
@@ -80,6 +80,12 @@ def compile_file(path: str | Path, settings: Settings = Settings()) -> Result:
 def compile_text(text: str, path: str = "<string>", settings: Settings = Settings()) -> Result:
     """Compile .kalg `text` (errors are located in `path`) as `compile_file` does."""
     clock = Clock(settings.progress)
+    with hard_deadline(settings.timeout, clock.stage):
+        return _compile_text(text, path, settings, clock)
+
+
+def _compile_text(text: str, path: str, settings: Settings, clock: Clock) -> Result:
+    """`compile_text` within its --timeout."""
     deadline = Deadline(settings.timeout)
     # Parse first, so syntax errors are reported before any meaning is computed.
     tree = frontend.parse(text.removeprefix("\ufeff"), path)
@@ -132,7 +138,10 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
     clock.lap("exact searches")
     stats["candidate"] = winner
     stats |= _approximation_stats(definition)
-    stats["stop reason"] = stop or "searched every candidate"
+    stats["stop reason"] = stop or (
+        f"--timeout {settings.timeout:g} s expired during the search: searches were cut, this "
+        "is the best verified program found" if deadline.passed() else
+        "searched every candidate")
     stats["provenance"] = {**found.provenance,
                            "horner": ["digit planes (Horner), no e-graph"],
                            "separable": ["row then column, each by Horner, no e-graph"],
