@@ -153,6 +153,10 @@ def saturate(families: tuple[str, ...], facts: str, stages: tuple[Stage, ...], l
             payload = parent.recv()
     except EOFError:  # the child died (out of memory: Rust aborts) before it could answer
         payload = None
+    except BaseException:  # --timeout's alarm, Ctrl-C: the child must not run on
+        proc.kill()
+        proc.join()
+        raise
     proc.join(1)
     killed = proc.is_alive()
     if killed:
@@ -191,6 +195,10 @@ def _fresh_child(rules: str, facts: str, stages: tuple[Stage, ...], limits: Limi
         proc.kill()
         proc.communicate()
         return _answer(None, None, limits, deadline)
+    except BaseException:  # --timeout's alarm, Ctrl-C: the child must not run on
+        proc.kill()
+        proc.communicate()
+        raise
     payload = pickle.loads(out) if proc.returncode == 0 and out else None
     return _answer(payload, proc.returncode, limits, deadline)
 
