@@ -328,7 +328,7 @@ def test_timeout_cuts_a_stage_that_never_checks_the_deadline(monkeypatch):
     monkeypatch.setattr(candidates, "search", stuck)
     start = clock.monotonic()
     with pytest.raises(KalgError, match=r"--timeout 0.2 s expired and the compile was cut "
-                                        r"during the stage after front end"):
+                                        r"during .front end"):
         kalg.compile([[1, 2, 1]], divisor=4, timeout=0.2)
     assert clock.monotonic() - start < 30  # the alarm, not the 60 s sleep, ended it
 

@@ -14,10 +14,6 @@ class Clock:
         self._progress = progress
         self._t = time.perf_counter()
 
-    def stage(self) -> str:
-        """The stage running now, as far as the laps tell: the one after the last lap."""
-        return f"the stage after {list(self.laps)[-1]}" if self.laps else "the front end"
-
     def lap(self, name: str) -> None:
         now = time.perf_counter()
         self.laps[name] = now - self._t

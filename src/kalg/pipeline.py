@@ -79,9 +79,29 @@ def compile_file(path: str | Path, settings: Settings = Settings()) -> Result:
 
 def compile_text(text: str, path: str = "<string>", settings: Settings = Settings()) -> Result:
     """Compile .kalg `text` (errors are located in `path`) as `compile_file` does."""
-    clock = Clock(settings.progress)
-    with hard_deadline(settings.timeout, clock.stage):
-        return _compile_text(text, path, settings, clock)
+    if settings.timeout is not None:  # an import cannot be cut: load egglog before the clock
+        from kalg.eqsat import engine
+
+        engine.preload()
+    doing = _Doing(settings.progress)
+    clock = Clock(doing)
+    with hard_deadline(settings.timeout, doing.stage):
+        return _compile_text(text, path, dataclasses.replace(settings, progress=doing), clock)
+
+
+class _Doing:
+    """The progress messages passed on, the last one kept: what --timeout's cut interrupted."""
+
+    def __init__(self, progress: Callable[[str], None] | None) -> None:
+        self.progress, self.last = progress, ""
+
+    def __call__(self, message: str) -> None:
+        self.last = message
+        if self.progress is not None:
+            self.progress(message)
+
+    def stage(self) -> str:
+        return f"'{self.last}'" if self.last else "the front end"
 
 
 def _compile_text(text: str, path: str, settings: Settings, clock: Clock) -> Result:
@@ -122,6 +142,7 @@ def _compile_text(text: str, path: str, settings: Settings, clock: Clock) -> Res
         decomposition = found.optimized.decomposition
         return Result(Stage.DECOMPOSITION, str(decomposition) + "\n", stats,
                       definition=definition, decomposition=decomposition, warnings=warnings)
+    settings.progress("code generation: the candidates and the filter's own constructions")
     program, winner, stop = choose_program(found.candidates, definition.outputs, registers,
                                            input_register, ops, settings, deadline, found.large)
     decomposition = next((c[winner] for c in found.candidates.values() if winner in c), None)

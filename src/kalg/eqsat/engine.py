@@ -65,6 +65,12 @@ class SaturationReport:
     sizes: list[int] = field(default_factory=list)
 
 
+def preload() -> None:
+    """Load egglog's compiled core now (`_bindings`): an import cannot be interrupted, so a
+    compile under --timeout loads it before its clock starts."""
+    _bindings()
+
+
 def _bindings():
     """egglog's compiled core, `egglog.bindings`, loaded without egglog's Python layer.
 
