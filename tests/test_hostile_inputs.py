@@ -239,6 +239,11 @@ def test_cpu_filter_outputs_are_free_names_and_target_cpu_block_is_valid(capsys,
     assert set(result.program(image)) == {"gx", "gy"}
     named = kalg.compile({"gx": [[1, 0, -1]], "gy": [[1], [0], [-1]]}, target="cpu")
     assert sorted(named.kernels) == ["gx", "gy"]
+    code, out, _ = run(capsys, "check", path)
+    assert code == 0 and out.startswith("target cpu { }\n")
+    channels = kalg_file(tmp_path, "target cpu { input: r g }\nfilter f = [out: [1 2 1] * r + g]\n",
+                         "channels.kalg")
+    assert kalg.compile(channels).inputs == ("r", "g")
 
 
 # ----------------------------------------------------------------------------- SCAMP-5 limits

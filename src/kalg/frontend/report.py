@@ -23,6 +23,9 @@ def format_module(module: Module, name: str | None = None) -> str:
 
 
 def format_target(target: Target) -> str:
+    if target.name == "cpu":  # no registers or op set; input channels only where named
+        return f"target cpu {{ input: {' '.join(target.inputs)} }}" if target.inputs \
+            else "target cpu { }"
     return (f"target {target.name} {{ registers: {_register_list(target.registers)}, "
             f"input: {' '.join(target.inputs or (target.input,))}, ops: {target.ops} }}")
 
