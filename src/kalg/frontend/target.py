@@ -32,9 +32,9 @@ FIELDS = ("registers", "input", "ops")
 def target_of(program: ast.Program, name: str | None = None,
               registers: tuple[str, ...] | None = None) -> Target:
     """The program's target, from its single target block or the defaults, with the target
-    `name` and the `registers` given on the command line or in Python in place of the
-    block's (the command line decides: `--target scamp5_wide --registers A..H` makes G and H
-    outputs)."""
+    `name` given on the command line or in Python in place of the block's, and the
+    `registers` given there added to the block's (`--target scamp5_wide --registers A..H`
+    makes G and H outputs; whether a budget holds the outputs is the pipeline's check)."""
     blocks = [s for s in program.statements if isinstance(s, ast.TargetBlock)]
     if len(blocks) > 1:
         raise KalgSemanticError(
@@ -43,8 +43,10 @@ def target_of(program: ast.Program, name: str | None = None,
     target = _target(blocks[0]) if blocks else Target()
     if name is not None and name != target.name:
         target = replace(target, name=name)
-    if registers and target.name != CPU:
-        target = replace(target, registers=tuple(registers))
+    if registers and target.name != CPU:  # the budget itself is checked by the pipeline,
+        # which says what is missing from it: here an output may name either's registers
+        target = replace(target, registers=tuple(dict.fromkeys((*target.registers,
+                                                                *registers))))
     return target
 
 
