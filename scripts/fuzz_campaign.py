@@ -116,6 +116,8 @@ def campaign(name: str, examples: int, timeout: float, memory_mib: int) -> dict:
     def one(data):
         verdict, detail, peak, seconds = run_one(data, command, suffix, timeout, memory_mib)
         counts[verdict] = counts.get(verdict, 0) + 1
+        if (done := sum(counts.values())) % 100 == 0:
+            print(f"  {name}: {done} inputs, {counts}", file=sys.stderr, flush=True)
         worst["seconds"] = max(worst["seconds"], seconds)
         worst["peak_mib"] = max(worst["peak_mib"], peak / 1024)
         if verdict not in ("ok", "error") and len(failures) < 5:
