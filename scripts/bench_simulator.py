@@ -19,8 +19,8 @@ from dataclasses import fields
 
 import numpy as np
 
-from kalg.scamp5.isa import OP_SETS, REGISTERS, Dir, Instr
-from kalg.scamp5.simulator import simulate
+from kalg.targets.scamp5.machine.isa import OP_SETS, REGISTERS, Dir, Instr
+from kalg.targets.scamp5.machine.simulator import simulate
 
 
 def random_program(length: int, seed: int) -> list[Instr]:

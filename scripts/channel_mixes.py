@@ -1,6 +1,6 @@
 """SCAMP-5 programs for random filters over several inputs whose outputs read mixes of the
-inputs: kalg's program (`kalg.pipeline`: the mix paths against the constant-matrix program)
-against the constant-matrix program alone, on seeded random filters (not from any file).
+inputs: kalg's program (`kalg.targets.scamp5.pipeline`: the mix paths against the constant-matrix
+program) against the constant-matrix program alone, on seeded random filters (not from any file).
 
 * `one`: 2 outputs, each a random 3x3 kernel (integers -2..2, over 4) applied to ONE random
   integer mix (coefficients ±1..3) of 3 inputs;
@@ -15,9 +15,9 @@ import sys
 
 import numpy as np
 
-from kalg import codegen
 from kalg.frontend import load_text
-from kalg.pipeline import Settings, compile_text
+from kalg.targets.scamp5 import codegen
+from kalg.targets.scamp5.pipeline import Settings, compile_text
 
 
 def _kernel(rng) -> str:

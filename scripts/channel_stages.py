@@ -22,12 +22,12 @@ from pathlib import Path
 
 import numpy as np
 
-import kalg.channel_programs as channel_programs
-from kalg import codegen
+import kalg.targets.scamp5.channel_programs as channel_programs
 from kalg.frontend import load_text
-from kalg.pipeline import Settings, compile_text
-from kalg.scamp5.simulator import verify_numeric_channels
-from kalg.scamp5.symbolic import verify_exact_channels
+from kalg.targets.scamp5 import codegen
+from kalg.targets.scamp5.machine.simulator import verify_numeric_channels
+from kalg.targets.scamp5.machine.symbolic import verify_exact_channels
+from kalg.targets.scamp5.pipeline import Settings, compile_text
 
 EXAMPLES = ("cnn_layer", "colour_edges", "frame_pair")
 STRUCTURED = {"gauss": "[1 2 1; 2 4 2; 1 2 1] / 16", "box": "[1 1 1; 1 1 1; 1 1 1] / 8",

@@ -5,7 +5,7 @@ won, and the shared-shifted-sums program (`codegen.cse_filter`) alone.
     PYTHONPATH=src python scripts/cse_study.py --seeds 5200 5210 --outputs 2 3 --out FILE.json
 
 Run it against two checkouts (PYTHONPATH) to compare before and after a change. Filter j of k
-outputs is `random_kernels(k, seed)` for the seed j (`kalg.random_kernels`)."""
+outputs is `random_kernels(k, seed)` for the seed j (`kalg.algebra.random_kernels`)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import json
 import resource
 import time
 
-from kalg import codegen
-from kalg.pipeline import Settings, compile_text
-from kalg.random_kernels import random_kernels
+from kalg.algebra.random_kernels import random_kernels
+from kalg.targets.scamp5 import codegen
+from kalg.targets.scamp5.pipeline import Settings, compile_text
 
 
 def _text(kernels, name: str, ops: str) -> str:

@@ -216,16 +216,16 @@ def update(suite: dict, names: list[str], times: Path | None, configs: tuple) ->
 
 def exact(suite: dict, names: list[str], nodes: int, up_to: int, record: bool,
           longest: int | None = None) -> list[dict]:
-    """The exact search (`kalg.codegen.exhaustive`, op set all, A..F, input and output A) for
-    every one-output kernel of at most 3x3 whose reference length is at most `up_to`: every
+    """The exact search (`kalg.targets.scamp5.exact.exhaustive`, op set all, A..F, input and output
+    A) for every one-output kernel of at most 3x3 whose reference length is at most `up_to`: every
     length below the reference (the recorded "best", else kalg's default compile) is searched,
     under `nodes` (with `longest`, only lengths up to it). A shorter program is verified by
     the search; when none exists below "best", "best" (a verified program's length) is the
     optimum. Records "optimum" or "lower" when
     `record`; returns one row per kernel."""
     import kalg
-    from kalg.codegen.exhaustive import shortest_program
     from kalg.resources import limit_memory
+    from kalg.targets.scamp5.exact.exhaustive import shortest_program
     limit_memory()
     rows = []
     base = Path(suite.get("path", SUITE)).parent

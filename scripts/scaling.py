@@ -42,7 +42,7 @@ from pathlib import Path
 import matplotlib
 import numpy as np
 
-from kalg.random_kernels import random_kernels
+from kalg.algebra.random_kernels import random_kernels
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt

@@ -44,13 +44,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from scaling import REGISTERS, random_kernels
 
-from kalg import codegen
-from kalg.codegen import filling
-from kalg.codegen.matrix import _integer_matrix
-from kalg.filters import output_stage
-from kalg.kernel import Kernel
-from kalg.pipeline import Settings
+from kalg.algebra.kernel import Kernel
 from kalg.settings import Deadline
+from kalg.targets.scamp5 import codegen
+from kalg.targets.scamp5.codegen import filling
+from kalg.targets.scamp5.codegen.matrix import _integer_matrix
+from kalg.targets.scamp5.filters import output_stage
+from kalg.targets.scamp5.pipeline import Settings
 
 
 def sequence(kernels, registers: tuple[str, ...]) -> dict:

@@ -1,5 +1,6 @@
 """How well --timeout holds (issue 27): compile each case with a timeout, in process (after a
-first compile has loaded the compiler's modules), and print the seconds taken against the bound S·1.1 + 1 and how it ended.
+first compile has loaded the compiler's modules), and print the seconds taken against the
+bound S·1.1 + 1 and how it ended.
 
     .venv/bin/python scripts/timeout_bound.py [CASE.kalg:S ...]
 

@@ -12,8 +12,8 @@ import scipy.ndimage as ndi
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kalg.algebra.kernel import BOOLEAN, MAXPLUS, MINPLUS, REAL, Kernel, Semiring
 from kalg.diagnostics import SemiringError
-from kalg.kernel import BOOLEAN, MAXPLUS, MINPLUS, REAL, Kernel, Semiring
 
 SETTINGS = settings(max_examples=60, deadline=None)
 OFFSETS = st.tuples(st.integers(-2, 2), st.integers(-2, 2))

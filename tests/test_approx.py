@@ -1,4 +1,5 @@
-"""Tests of power-of-two approximation and canonical signed-digit expansion (kalg.approx)."""
+"""Tests of power-of-two approximation and canonical signed-digit expansion
+(kalg.algebra.approx)."""
 
 import doctest
 import itertools
@@ -8,9 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kalg import approx
-from kalg.approx import ApproximationError, approximate, choose_depth, pow2_digits, round_to_depth
-from kalg.kernel import MINPLUS, Kernel
+from kalg.algebra import approx
+from kalg.algebra.approx import (
+    ApproximationError,
+    approximate,
+    choose_depth,
+    pow2_digits,
+    round_to_depth,
+)
+from kalg.algebra.kernel import MINPLUS, Kernel
 
 SETTINGS = settings(max_examples=100, deadline=None)
 FRACTIONS = st.fractions(min_value=-20, max_value=20, max_denominator=1000)

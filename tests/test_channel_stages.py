@@ -11,14 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kalg import codegen
-from kalg.channel_programs import STAGED
-from kalg.channels import common_factor
+from kalg.algebra.channels import common_factor
+from kalg.algebra.kernel import Kernel
 from kalg.frontend import load_text
-from kalg.kernel import Kernel
-from kalg.pipeline import Settings, compile_file, compile_text
-from kalg.scamp5.simulator import verify_numeric_channels
-from kalg.scamp5.symbolic import verify_exact_channels
+from kalg.targets.scamp5 import codegen
+from kalg.targets.scamp5.channel_programs import STAGED
+from kalg.targets.scamp5.machine.simulator import verify_numeric_channels
+from kalg.targets.scamp5.machine.symbolic import verify_exact_channels
+from kalg.targets.scamp5.pipeline import Settings, compile_file, compile_text
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 HEAD = "target scamp5 { registers: A..F, input: A B }\n"
@@ -92,8 +92,8 @@ def test_channel_examples_are_never_longer_than_before_the_staged_candidate(exam
 
 def test_two_outputs_applying_the_same_kernel_to_a_channel_share_one_e_graph_root():
     # regression: the channel's e-graph bound one term to two output names (KeyError k_C)
-    from kalg.eqsat.channels import channel_terms
-    from kalg.eqsat.optimize import Options
+    from kalg.targets.scamp5.optimize import Options
+    from kalg.targets.scamp5.optimize_channels import channel_terms
     found = channel_terms({"C": {"A": SOBEL, "B": GAUSS}, "D": {"A": SOBEL}}, "A", Options())
     assert sorted(found) == ["C", "D"]
     for out, candidates in found.items():
@@ -116,8 +116,8 @@ def test_three_structured_outputs_on_six_registers_finish_the_rest_as_a_matrix()
 
 
 def test_a_terms_last_move_or_add_folds_into_the_accumulation():
-    from kalg.channel_stages import _accumulate
-    from kalg.scamp5.isa import Add, Add3, Mov, Sub
+    from kalg.targets.scamp5.channel_stages import _accumulate
+    from kalg.targets.scamp5.machine.isa import Add, Add3, Mov, Sub
     step = [Add("E", "A", "F"), Mov("F", "E")]
     assert _accumulate(step, "C", "F", True, True) == [Add("E", "A", "F"), Sub("C", "C", "E")]
     step = [Mov("E", "A"), Add("F", "A", "E")]

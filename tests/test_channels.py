@@ -10,14 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from kalg.algebra.kernel import Kernel
 from kalg.cli import main
 from kalg.diagnostics import KalgSemanticError
 from kalg.frontend import load_file, load_text
-from kalg.kernel import Kernel
-from kalg.pipeline import Settings, compile_file
-from kalg.scamp5.isa import Add, Sub
-from kalg.scamp5.simulator import verify_numeric_channels
-from kalg.scamp5.symbolic import verify_exact_channels
+from kalg.targets.scamp5.machine.isa import Add, Sub
+from kalg.targets.scamp5.machine.simulator import verify_numeric_channels
+from kalg.targets.scamp5.machine.symbolic import verify_exact_channels
+from kalg.targets.scamp5.pipeline import Settings, compile_file
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 HEAD = "target scamp5 { registers: A..F, input: A B }\n"
@@ -59,7 +59,7 @@ def test_the_layer_example_compiles_and_verifies_on_every_input(ops):
 def test_both_frames_of_a_pair_each_output_on_its_own_mix(ops):
     # C = smooth * (A - B), D = sobel_x * (A + B) / 2: each output's mix, then its kernel
     # compiled on it, the inputs kept for the output after; far shorter than the matrix
-    from kalg import codegen
+    from kalg.targets.scamp5 import codegen
     path = EXAMPLES / "frame_pair.kalg"
     result = compile_file(path, Settings(ops=ops))
     channels = load_file(path).definition().channels
@@ -148,7 +148,7 @@ def test_a_non_dyadic_channel_kernel_without_approx_is_a_located_error_for_scamp
     definition = load_text(text, "f.kalg").definition()  # the cpu target takes it exactly
     assert definition.channels["C"]["A"] == Kernel.from_rows([[1, 1, 1]]).scale(Fraction(1, 3))
     with pytest.raises(KalgSemanticError, match="output C on input A has the non-dyadic") as e:
-        from kalg.pipeline import compile_text
+        from kalg.targets.scamp5.pipeline import compile_text
         compile_text(text, "f.kalg", Settings())
     assert e.value.span.line == 2 and "approx" in (e.value.hint or "")
 
@@ -170,7 +170,7 @@ def test_the_cpu_takes_a_non_dyadic_channel_filter_exactly():
 def test_outputs_of_one_mix_of_the_inputs_compile_as_the_mix_then_the_filter():
     # colour_edges: both gradients read (A + 2B + C) / 4: the mix, then the e-graph's program
     # for the Sobel pair on it, far shorter than the constant-matrix program over 3 inputs
-    from kalg import codegen
+    from kalg.targets.scamp5 import codegen
     path = EXAMPLES / "colour_edges.kalg"
     result = compile_file(path, Settings())
     channels = load_file(path).definition().channels
@@ -182,7 +182,7 @@ def test_outputs_of_one_mix_of_the_inputs_compile_as_the_mix_then_the_filter():
 
 
 def test_common_mix_finds_the_mix_and_refuses_other_filters():
-    from kalg.channels import common_mix
+    from kalg.algebra.channels import common_mix
     k = Kernel.from_rows([[1, 2, 1]]).scale(Fraction(1, 4))
     mix, kernels = common_mix({"C": {"A": k.scale(3), "B": k.scale(-6)},
                                "D": {"A": Kernel.unit().scale(3), "B": Kernel.unit().scale(-6)}},
@@ -196,8 +196,8 @@ def test_common_mix_finds_the_mix_and_refuses_other_filters():
 
 @pytest.mark.parametrize("seed", [1])
 def test_a_random_filter_of_one_mix_is_verified_and_never_longer_than_the_matrix(seed):
-    from kalg import codegen
-    from kalg.pipeline import compile_text
+    from kalg.targets.scamp5 import codegen
+    from kalg.targets.scamp5.pipeline import compile_text
     rng = np.random.default_rng(seed)
     mix = [int(v) for v in rng.integers(1, 4, 3) * rng.choice([-1, 1], 3)]
     rows = [[" ".join(str(int(v)) for v in rng.integers(-2, 3, 3)) for _ in range(3)]
@@ -216,7 +216,7 @@ def test_a_random_filter_of_one_mix_is_verified_and_never_longer_than_the_matrix
 def test_a_mix_is_never_folded_into_an_input_it_reads():
     # regression: with 3A + 2B for the last output, the mix went into A and read the
     # updated A (add(A, A, A) twice: 4A); exact verification caught it as a kalg bug
-    from kalg.pipeline import compile_text
+    from kalg.targets.scamp5.pipeline import compile_text
     text = ("target scamp5 { registers: A..F, input: A B }\n"
             "filter f = [C: [2 1 0; -1 -1 -2; -2 -2 -2] / 4 * (3 * A + 2 * B),\n"
             "            D: [1 2 1; 1 0 0; 2 -1 2] / 4 * (-3 * A + 1 * B)]\n")

@@ -15,9 +15,9 @@ import kalg
 from cli_run import run
 from kalg.diagnostics import KalgError, ProgramMismatchError
 from kalg.frontend import load_text
-from kalg.scamp5.isa import Res
-from kalg.scamp5.simulator import verify_numeric_channels
-from kalg.scamp5.symbolic import verify_exact, verify_exact_channels
+from kalg.targets.scamp5.machine.isa import Res
+from kalg.targets.scamp5.machine.simulator import verify_numeric_channels
+from kalg.targets.scamp5.machine.symbolic import verify_exact, verify_exact_channels
 
 TWO = "target scamp5 { registers: A..F, input: A B }\n"
 THREE = "target scamp5 { registers: A..F, input: A B C }\n"

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from kalg.algebra.kernel import MINPLUS, Kernel
 from kalg.cli import main
 from kalg.frontend import load_file, load_text
 from kalg.frontend.report import format_module
-from kalg.kernel import MINPLUS, Kernel
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.kalg"))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from cli_run import run
 from kalg.cli import main
-from kalg.scamp5.text import parse_program
+from kalg.targets.scamp5.machine.text import parse_program
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 FAST = ["--time-limit", "1", "--node-limit", "8000"]

@@ -8,11 +8,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from kalg.filters import output_stage
-from kalg.pipeline import Settings, compile_file
-from kalg.random_kernels import random_kernels as random_weights
-from kalg.scamp5.symbolic import verify_exact
+from kalg.algebra.random_kernels import random_kernels as random_weights
 from kalg.settings import Deadline
+from kalg.targets.scamp5.filters import output_stage
+from kalg.targets.scamp5.machine.symbolic import verify_exact
+from kalg.targets.scamp5.pipeline import Settings, compile_file
 
 FAST = {"time_limit": 1.0, "node_limit": 8000}
 
@@ -32,7 +32,7 @@ def write_filter(tmp_path, weights, registers="ABCDEF", target="scamp5"):
 
 
 def kernels_of(weights, registers="ABCDEF"):
-    from kalg.kernel import Kernel
+    from kalg.algebra.kernel import Kernel
     return {registers[i]: Kernel.from_rows(w.tolist()).scale(Fraction(1, 8))
             for i, w in enumerate(weights)}
 
@@ -136,7 +136,7 @@ def test_three_outputs_on_eighteen_registers_skip_the_joint_ladder_far_behind_th
     # joint decomposition's ladder (two op sets, six register files), whose program was 25-55 %
     # longer than the constant-matrix program on every such filter of the study. A probe (one
     # screen on the whole register file) now decides whether the ladder runs.
-    import kalg.filters as filters
+    import kalg.targets.scamp5.filters as filters
     laddered = []
     real = filters._joint_program
     monkeypatch.setattr(filters, "_joint_program",
@@ -154,7 +154,7 @@ def test_six_outputs_on_six_registers_compile_no_stage_when_the_input_stage_cann
     # Regression: six outputs on six registers spent about 14 s of CPU on outputs one at a time,
     # whose last stage (the input's register, the only one left) cannot fit: that stage is now
     # compiled first, and the others not when it fails.
-    import kalg.filters as filters
+    import kalg.targets.scamp5.filters as filters
     stages = []
     real = filters.output_stage
     monkeypatch.setattr(filters, "output_stage",

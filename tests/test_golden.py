@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from kalg.frontend import load_file
-from kalg.pipeline import Settings, compile_file
-from kalg.scamp5.symbolic import verify_exact
-from kalg.scamp5.text import parse_program
+from kalg.targets.scamp5.machine.symbolic import verify_exact
+from kalg.targets.scamp5.machine.text import parse_program
+from kalg.targets.scamp5.pipeline import Settings, compile_file
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden"

@@ -252,8 +252,8 @@ def test_program_reading_further_than_its_kernel_no_interior_error():
     with "a 48x48 image has no interior", an internal limit reported as an input error: the
     check's image is now sized by the program's footprint, not the kernel's reach alone."""
     from kalg import targets
-    from kalg.kernel import Kernel
-    from kalg.scamp5.isa import Dir, Movx
+    from kalg.algebra.kernel import Kernel
+    from kalg.targets.scamp5.machine.isa import Dir, Movx
 
     there_and_back = [Movx("A", "A", Dir.EAST)] * 30 + [Movx("A", "A", Dir.WEST)] * 30
     assert "simulator" in targets.get("scamp5").verify(there_and_back, {"A": Kernel.unit()})
@@ -325,7 +325,7 @@ def test_timeout_cuts_a_stage_that_never_checks_the_deadline(monkeypatch):
     cut (a search that stands still stands in for such a stage)."""
     import time as clock
 
-    from kalg import candidates
+    from kalg.targets.scamp5 import candidates
 
     def stuck(*args, **kwargs):
         clock.sleep(60)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import scipy.ndimage as ndi
 
-from kalg.kernel import MINPLUS, Kernel
+from kalg.algebra.kernel import MINPLUS, Kernel
 
 
 def test_apply_matches_scipy_correlate_north_up():
@@ -88,6 +88,6 @@ def test_apply_on_a_batch_and_in_min_plus():
 def test_doctests():
     import doctest
 
-    import kalg.kernel
+    import kalg.algebra.kernel
 
-    assert doctest.testmod(kalg.kernel).failed == 0
+    assert doctest.testmod(kalg.algebra.kernel).failed == 0

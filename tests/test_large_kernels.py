@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kalg.pipeline import compile_file
+from kalg.targets.scamp5.pipeline import compile_file
 
 
 def _box(n: int) -> str:
@@ -64,9 +64,9 @@ def test_a_random_15x15_kernel_too_large_for_the_code_generator_still_compiles()
     # Regression (issue 11 audit): "every candidate decomposition has over 400 values: the
     # kernel is too large for the code generator" and no program; the constant-matrix program
     # (the input divided once, one walk over the taps) is one, made in a fraction of a second
-    from kalg.filters import MATRIX
-    from kalg.pipeline import compile_text
-    from kalg.scamp5.symbolic import verify_exact
+    from kalg.targets.scamp5.filters import MATRIX
+    from kalg.targets.scamp5.machine.symbolic import verify_exact
+    from kalg.targets.scamp5.pipeline import compile_text
 
     result = compile_text(_random_kernel(15, 15), "r.kalg")
     assert result.stats["candidate"] == MATRIX
@@ -78,9 +78,9 @@ def test_a_search_that_runs_out_of_memory_falls_back_to_the_constant_matrix_prog
     # Regression (issue 11 audit): a random 7x7 kernel's candidate search ran out of memory
     # (KALG_MEMORY_MIB 4096) after a minute and kalg ended with "out of memory" and no
     # program; the constant-matrix program is one (54 instructions for that kernel)
-    import kalg.filters as filters
-    from kalg.pipeline import compile_text
-    from kalg.scamp5.symbolic import verify_exact
+    import kalg.targets.scamp5.filters as filters
+    from kalg.targets.scamp5.machine.symbolic import verify_exact
+    from kalg.targets.scamp5.pipeline import compile_text
 
     def exhausted(*args, **kwargs):
         raise MemoryError
@@ -97,8 +97,8 @@ def test_timeout_is_honoured_on_a_large_kernel_whose_first_search_finds_nothing_
     # stopped at the deadline only once it had found a program, and the first search of a
     # large kernel runs several seconds before it finds one. It now stops, found or not (the
     # fallback schedule and the constant-matrix program remain), and the result is verified.
-    from kalg.pipeline import Settings, compile_text
-    from kalg.scamp5.symbolic import verify_exact
+    from kalg.targets.scamp5.machine.symbolic import verify_exact
+    from kalg.targets.scamp5.pipeline import Settings, compile_text
 
     start = time.monotonic()
     result = compile_text(_random_kernel(9, 4), "r.kalg", Settings(timeout=1))
@@ -112,10 +112,10 @@ def test_a_timeout_before_any_program_still_gives_the_constant_matrix_program(mo
     # Regression: when --timeout expired before the candidates' search had any program, kalg
     # ended with "expired before code generation found a program", though the constant-matrix
     # program (a fraction of a second) was still to be built
-    import kalg.filters as filters
+    import kalg.targets.scamp5.filters as filters
     from kalg.diagnostics import ResourceLimitError
-    from kalg.pipeline import compile_text
-    from kalg.scamp5.symbolic import verify_exact
+    from kalg.targets.scamp5.machine.symbolic import verify_exact
+    from kalg.targets.scamp5.pipeline import compile_text
 
     def late(*args, **kwargs):
         raise ResourceLimitError("--timeout 1 s expired before code generation found a program")
@@ -130,7 +130,7 @@ def test_a_timeout_before_any_program_still_gives_the_constant_matrix_program(mo
 def _probe_counted(monkeypatch, found: bool) -> list:
     """Count the probe's screens (`portfolio.generate_within` with `longest`), each finding a
     program (`found`) or not."""
-    import kalg.portfolio as portfolio
+    import kalg.targets.scamp5.portfolio as portfolio
 
     monkeypatch.setenv("KALG_WORKERS", "1")  # counted here, not in a forked worker
     calls = []
@@ -148,7 +148,7 @@ def _probe_counted(monkeypatch, found: bool) -> list:
 
 def _forbid_ladder(monkeypatch, message: str) -> None:
     """Make the candidates' ladder (`filters._joint_program`) fail the test if it runs."""
-    import kalg.filters as filters
+    import kalg.targets.scamp5.filters as filters
 
     def never(*args, **kwargs):
         raise AssertionError(message)
@@ -162,9 +162,9 @@ def test_a_dense_7x7_kernel_whose_candidates_cannot_beat_the_matrix_program_skip
     # more, for the constant-matrix program's 51 made in 0.01 s. Candidates with more values
     # than that program has instructions are now probed first (each screened once, bounded);
     # here the probe finds nothing within the bound, and the ladder is not run.
-    import kalg.filters as filters
-    from kalg.pipeline import compile_text
-    from kalg.scamp5.symbolic import verify_exact
+    import kalg.targets.scamp5.filters as filters
+    from kalg.targets.scamp5.machine.symbolic import verify_exact
+    from kalg.targets.scamp5.pipeline import compile_text
 
     calls = _probe_counted(monkeypatch, found=False)
     _forbid_ladder(monkeypatch, "the ladder ran")
@@ -175,8 +175,8 @@ def test_a_dense_7x7_kernel_whose_candidates_cannot_beat_the_matrix_program_skip
 
 
 def test_the_ladder_still_runs_where_the_probe_finds_a_program_within_its_bound(monkeypatch):
-    import kalg.filters as filters
-    from kalg.pipeline import compile_text
+    import kalg.targets.scamp5.filters as filters
+    from kalg.targets.scamp5.pipeline import compile_text
 
     calls = _probe_counted(monkeypatch, found=True)
     ran = []
@@ -195,8 +195,8 @@ def test_a_random_factorable_9x9_kernel_on_the_large_path_skips_the_ladder_it_ca
     # (direct candidates, 173-178 values each), whose searches ran over two minutes for
     # programs longer than the constant-matrix program's 84 instructions; probed first, as
     # the full path's kernels are
-    import kalg.filters as filters
-    from kalg.pipeline import compile_text
+    import kalg.targets.scamp5.filters as filters
+    from kalg.targets.scamp5.pipeline import compile_text
 
     calls = _probe_counted(monkeypatch, found=False)
     _forbid_ladder(monkeypatch, "the large path's searches ran")

@@ -14,14 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kalg import codegen, portfolio
-from kalg.codegen.opset import as_op_set_all
+from kalg.algebra.kernel import Kernel
 from kalg.diagnostics import RegisterPressureError
-from kalg.eqsat.optimize import direct_decomposition
-from kalg.kernel import Kernel
-from kalg.pipeline import Settings, compile_file
-from kalg.scamp5.isa import REGISTERS
-from kalg.scamp5.symbolic import verify_exact
+from kalg.targets.scamp5 import codegen, portfolio
+from kalg.targets.scamp5.codegen.opset import as_op_set_all
+from kalg.targets.scamp5.machine.isa import REGISTERS
+from kalg.targets.scamp5.machine.symbolic import verify_exact
+from kalg.targets.scamp5.optimize import direct_decomposition
+from kalg.targets.scamp5.pipeline import Settings, compile_file
 
 EXAMPLES = __import__("pathlib").Path(__file__).resolve().parents[1] / "examples"
 

@@ -10,7 +10,7 @@ import pytest
 
 import kalg
 from kalg.diagnostics import RegisterPressureError
-from kalg.scamp5.isa import OP_SETS, outside_op_set
+from kalg.targets.scamp5.machine.isa import OP_SETS, outside_op_set
 
 HALVING = [[1, 2, 1]]
 DIVISOR = 4
@@ -35,8 +35,8 @@ def test_every_instruction_of_a_program_is_in_its_op_set(ops):
 
 
 def test_a_basic_program_becomes_an_all_program_where_div_has_scratch():
-    from kalg.codegen.opset import as_op_set_all
-    from kalg.scamp5.isa import Add, Dir, Div, Div4, Divq, Movx
+    from kalg.targets.scamp5.codegen.opset import as_op_set_all
+    from kalg.targets.scamp5.machine.isa import Add, Dir, Div, Div4, Divq, Movx
 
     halve_dead = [Divq("B", "A"), Movx("A", "B", Dir.EAST), Add("A", "A", "B")]
     # A is written (movx) before it is read again, so dead after the divq; C is free: div(B, C, A)

@@ -10,10 +10,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cli_run import run
-from kalg.decomp import Op
-from kalg.eqsat import cost, engine, extract, variants
+from kalg.algebra.decomp import Op
+from kalg.algebra.kernel import Kernel
+from kalg.eqsat import engine, extract, variants
 from kalg.eqsat.engine import Limits
-from kalg.eqsat.optimize import (
+from kalg.eqsat.terms import evaluate
+from kalg.frontend import load_file
+from kalg.targets.scamp5 import cost
+from kalg.targets.scamp5.machine.symbolic import verify_exact
+from kalg.targets.scamp5.machine.text import parse_program
+from kalg.targets.scamp5.optimize import (
     FAMILIES,
     LOWERING,
     Options,
@@ -21,12 +27,7 @@ from kalg.eqsat.optimize import (
     lowering_facts,
     optimize,
 )
-from kalg.eqsat.terms import evaluate
-from kalg.frontend import load_file
-from kalg.kernel import Kernel
-from kalg.pipeline import Settings, compile_file
-from kalg.scamp5.symbolic import verify_exact
-from kalg.scamp5.text import parse_program
+from kalg.targets.scamp5.pipeline import Settings, compile_file
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 FAST = ["--time-limit", "1", "--node-limit", "8000"]

@@ -272,8 +272,8 @@ def test_a_compile_loads_neither_scipy_nor_sympy_nor_egglogs_python_layer():
 
 # ----------------------------------------------------------------------------- --timeout
 def test_timeout_ends_code_generation_with_the_best_program_so_far(monkeypatch):
-    from kalg import codegen, programs
     from kalg.settings import Deadline
+    from kalg.targets.scamp5 import codegen, programs
 
     def slow(name, registers, input_register, ops, limits, memo=None, longest=None):
         time.sleep(0.3)
@@ -295,9 +295,9 @@ def test_timeout_ends_code_generation_with_the_best_program_so_far(monkeypatch):
 
 
 def test_timeout_before_any_program_is_a_clear_error(monkeypatch):
-    from kalg import programs
     from kalg.diagnostics import ResourceLimitError
     from kalg.settings import Deadline
+    from kalg.targets.scamp5 import programs
 
     class Named(str):
         def live(self):

@@ -12,8 +12,9 @@ import sys
 
 import pytest
 
-from kalg import pipeline, workers
+from kalg import workers
 from kalg.diagnostics import KalgError
+from kalg.targets.scamp5 import pipeline
 
 GAUSS3 = """kernel g = [ 1 2 1
                  2 4 2
@@ -81,7 +82,7 @@ def test_two_processes_give_the_serial_program_byte_for_byte(monkeypatch):
 
 _EXTRACTIONS = """
 import json, os, sys
-from kalg.eqsat import optimize as opt
+from kalg.targets.scamp5 import optimize as opt
 from kalg.frontend import check, parse
 
 outputs = check(parse(sys.argv[1], "g.kalg")).definition(None).outputs

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from kalg import frontend, portfolio
-from kalg.candidates import search_options
-from kalg.eqsat.optimize import optimize
-from kalg.pipeline import Settings, compile_file
-from kalg.scamp5.isa import REGISTERS
+from kalg import frontend
 from kalg.settings import Deadline
+from kalg.targets.scamp5 import portfolio
+from kalg.targets.scamp5.candidates import search_options
+from kalg.targets.scamp5.machine.isa import REGISTERS
+from kalg.targets.scamp5.optimize import optimize
+from kalg.targets.scamp5.pipeline import Settings, compile_file
 
 PAIRS = Path(__file__).resolve().parent / "data" / "algebra"
 

@@ -15,104 +15,25 @@ not make: a program that does not compute the kernel is the caller's mistake, a
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from decimal import Decimal
-from fractions import Fraction
-from numbers import Integral, Rational
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from kalg.algebra.kernel import REAL, Kernel
 from kalg.diagnostics import KalgError, ProgramMismatchError, UsageError, VerificationError
-from kalg.kernel import REAL, Kernel
-from kalg.scamp5.isa import REGISTERS, SIMULATED_REGISTERS, Instr, bus_steps, first_undefined_read
+from kalg.frontend.arrays import kalg_text
+from kalg.results import CompileResult
+from kalg.targets.scamp5.machine.isa import (
+    REGISTERS,
+    SIMULATED_REGISTERS,
+    Instr,
+    first_undefined_read,
+)
 
 __all__ = ["CompileResult", "SimulationResult", "compile", "kalg_text", "simulate"]
-
-@dataclass
-class CompileResult:
-    """What `compile` made. For a SCAMP-5 target: `text` is the program as `kalg optimize`
-    prints it, `program` its instructions, `instructions` their count; `verified` is True
-    exactly when the program was checked exactly and in the simulator. With `emit` before
-    "program", `text` is that stage's artefact and `program` is empty."""
-
-    text: str
-    stage: str
-    program: Any = field(default_factory=list)
-    """list[Instr] for SCAMP-5; for a runtime target (cpu) the callable it built."""
-    stats: dict[str, object] = field(default_factory=dict)
-    verified: bool = False
-    decomposition: Any = None
-    """The SSA decomposition the program was generated from; None where the program was built
-    for the filter as a whole (a shared matrix, outputs one at a time, the last output in
-    place, ...: no single decomposition), where every output was cleared, or before the
-    decomposition stage. `provenance` says which."""
-    definition: Any = None
-    warnings: list[str] = field(default_factory=list)
-    input_register: str = "A"
-    target: str = "scamp5"
-
-    @property
-    def instructions(self) -> int:
-        return len(self.program) if isinstance(self.program, list) else 0
-
-    @property
-    def bus_steps(self) -> int:
-        return bus_steps(self.program) if isinstance(self.program, list) else 0
-
-    @property
-    def registers(self) -> list[str]:
-        """The registers the program uses, sorted."""
-        if not isinstance(self.program, list):
-            return []
-        return sorted({r for i in self.program for r in i.registers()})
-
-    @property
-    def kernels(self) -> dict[str, Kernel] | dict[str, dict[str, Kernel]]:
-        """Output register → the exact kernel the program computes there; for a filter over
-        several inputs, output register → input register → kernel (`inputs` names them)."""
-        if self.definition is None:
-            return {}
-        if self.definition.channels:
-            return {o: dict(parts) for o, parts in self.definition.channels.items()}
-        return dict(self.definition.outputs)
-
-    @property
-    def inputs(self) -> tuple[str, ...]:
-        """The input registers the program reads: several for a filter over several inputs
-        (in the order of the target block's `input:`), else the one input register."""
-        if self.definition is not None and self.definition.channels:
-            return tuple(self.definition.inputs)
-        return (self.input_register,)
-
-    @property
-    def provenance(self) -> str:
-        """Which construction made the program, and so why `decomposition` is or is not None:
-        'decomposition: NAME' (the candidate decomposition it was generated from), or
-        'construction: NAME (...)' for a program built for the filter as a whole."""
-        candidate = self.stats.get("candidate")
-        if self.decomposition is not None:
-            return f"decomposition: {candidate or self.stage}"
-        if candidate is None:
-            return f"stage {self.stage}: no program made from a decomposition"
-        return (f"construction: {candidate} (built for the filter as a whole from no single "
-                "decomposition, so .decomposition is None)")
-
-    @property
-    def approximation(self) -> dict[str, Any]:
-        """Output → `kalg.approx.ApproximationReport` for each output that was approximated
-        (its largest coefficient error, the L1 norm of the coefficient error, and the gain
-        (DC) against the exact kernel's); empty when none was, and on the cpu, which computes
-        the exact values."""
-        return self.definition.approximation() if self.definition is not None else {}
-
-    def __str__(self) -> str:
-        return self.text
-
 
 @dataclass
 class SimulationResult:
@@ -151,16 +72,13 @@ def compile(source: Any, *, name: str | None = None, target: str | None = None,
     `runtime` options (e.g. cpu's `border=`) are passed to it. For "cpu" the program stage's
     `program` is a verified callable `f(image, border=...)`.
     """
-    from kalg import targets
-    from kalg.pipeline import Settings, Stage
+    from kalg import driver
+    from kalg.settings import Settings
+    from kalg.stages import Stage
 
     text, path = _source_text(source, divisor=divisor, approx=approx, origin=origin,
                               free_names=target == "cpu")
-    try:  # None: the file's target block (cpu, or a SCAMP-5 register file)
-        plug_in = targets.get(target or _block_target(text, path))
-    except KeyError:
-        raise UsageError(f"unknown target {target!r}: expected "
-                         f"{', '.join(targets.TARGETS)}") from None
+    driver.target(target)  # an unknown target is refused before anything else is checked
     if isinstance(registers, str):
         registers = parse_registers(registers)
     if ops not in (None, "all", "basic"):
@@ -173,15 +91,7 @@ def compile(source: Any, *, name: str | None = None, target: str | None = None,
                         emit=Stage(emit), time_limit=time_limit, node_limit=node_limit,
                         timeout=timeout, progress=progress, warn=warn, exhaustive=exhaustive,
                         **({"exhaustive_nodes": exhaustive_nodes} if exhaustive_nodes else {}))
-    return plug_in.compile(text, path, settings, **runtime)
-
-
-def _block_target(text: str, path: str) -> str:
-    """The plug-in for a source without a target option: cpu where its target block says so,
-    else scamp5 (which reads a scamp5_wide block itself)."""
-    from kalg import frontend
-
-    return "cpu" if frontend.target_name(text, path) == "cpu" else "scamp5"
+    return driver.compile(text, path, settings, **runtime)
 
 
 def parse_registers(text: str) -> tuple[str, ...]:
@@ -221,123 +131,6 @@ def _looks_like_path(text: str) -> bool:
     return "\n" not in text and (text.endswith(".kalg") or Path(text).is_file())
 
 
-def kalg_text(source: Any, *, divisor: Any = None, approx: Any = None,
-              origin: tuple[int, int] | None = None, name: str | None = None,
-              free_names: bool = False) -> str:
-    """The .kalg text of an array (`kernel`) or a register → array mapping (`filter`), with
-    every entry written exactly (`free_names`: a filter's outputs are any names, as on the cpu
-    target, not registers). Raises KalgError for floats without `approx`, ragged or
-    non-2-D arrays, and entries that are not numbers.
-
-    >>> print(kalg_text([[1, 2, 1]], divisor=4), end="")
-    kernel array = [1 2 1] / 4
-    >>> print(kalg_text({"A": [[1, 0, -1]], "B": [[-1], [0], [1]]}), end="")
-    filter array = [A: [1 0 -1], B: [-1; 0; 1]]
-    """
-    floats_ok = approx is not None
-    register = _name if free_names else _register
-    tail = (f" / {_number(divisor, True, 'divisor')}" if divisor is not None else "")
-    setting = f" with approx {_approx_text(approx)}" if approx is not None else ""
-    if isinstance(source, Mapping):
-        if not source:
-            raise KalgError("a filter needs at least one output register")
-        parts = [f"{register(reg)}: {_matrix(arr, floats_ok, origin)}{tail}"
-                 for reg, arr in source.items()]
-        return f"filter {name or 'array'} = [{', '.join(parts)}]{setting}\n"
-    return f"kernel {name or 'array'} = {_matrix(source, floats_ok, origin)}{tail}{setting}\n"
-
-
-def _name(name: object) -> str:
-    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", name):
-        raise KalgError(f"a filter's outputs are names such as 'edges' or 'A', not {name!r}")
-    return name
-
-
-def _register(reg: object) -> str:
-    if not isinstance(reg, str) or reg.upper() not in SIMULATED_REGISTERS:
-        raise KalgError(f"a filter's outputs are registers such as 'A' or 'B', not {reg!r}")
-    return reg.upper()
-
-
-def _matrix(array: Any, floats_ok: bool, origin: tuple[int, int] | None) -> str:
-    rows = array.tolist() if isinstance(array, np.ndarray) else array
-    if (not isinstance(rows, Sequence) or isinstance(rows, str) or not rows
-            or not all(isinstance(r, Sequence) and not isinstance(r, str) for r in rows)):
-        raise KalgError("a kernel array must be 2-D: a list of rows (north first), e.g. "
-                        "[[1, 2, 1]] or a 2-D numpy array")
-    width = len(rows[0])
-    if width == 0 or any(len(r) != width for r in rows):
-        raise KalgError(f"a kernel array must be rectangular and non-empty; row lengths "
-                        f"{[len(r) for r in rows]}")
-    text = "[" + "; ".join(" ".join(_entry(v, floats_ok) for v in r) for r in rows) + "]"
-    if origin is not None:
-        return f"{text} @ ({int(origin[0])}, {int(origin[1])})"
-    if len(rows) % 2 == 0 or width % 2 == 0:
-        raise KalgError(f"a {len(rows)}x{width} array has no centre: give origin=(row, col), "
-                        "the 0-based cell of offset (0, 0)")
-    return text
-
-
-def _entry(value: Any, floats_ok: bool) -> str:
-    return "." if value is None else _number(value, floats_ok, "entry")
-
-
-def _number(value: Any, floats_ok: bool, what: str) -> str:
-    """An exact .kalg literal for `value`; floats only when an approximation will round them
-    (written as their shortest decimal: 1/9 → 0.1111111111111111, then rounded)."""
-    if isinstance(value, bool | np.bool_):
-        raise KalgError(f"a kernel {what} must be a number, not {value!r}")
-    if isinstance(value, Integral | np.integer):
-        return str(int(value))
-    if isinstance(value, Rational):
-        f = Fraction(value)
-        return str(f.numerator) if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
-    if isinstance(value, str):
-        try:
-            Fraction(value.strip())
-        except (ValueError, ZeroDivisionError):
-            raise KalgError(f"kernel {what} {value!r} is not an exact number (write e.g. '3', "
-                            "'-0.25' or '3/4')") from None
-        return value.strip().replace(" ", "")
-    if isinstance(value, Decimal):
-        return _decimal(value)
-    if isinstance(value, float | np.floating):
-        if not math.isfinite(float(value)):  # before Fraction(value), which cannot take it
-            raise KalgError(f"kernel {what} {float(value)!r} is not finite")
-        if not floats_ok:
-            stored = Fraction(float(value))
-            why = (f"which is not exact ({float(value)!r} is stored as {stored})"
-                   if stored.denominator > 1 << 16 else
-                   f"and kalg takes floats only to round them (most are not the number "
-                   f"written: 0.1 is stored as {Fraction(0.1)})")
-            raise KalgError(
-                f"kernel {what} {float(value)!r} is a float, {why}: give exact numbers (ints, "
-                "fractions.Fraction, or strings such as '0.25' or '1/9') with divisor=..., or "
-                "approx=DEPTH to round it to a multiple of 2^-DEPTH")
-        return _decimal(Decimal(repr(float(value))))
-    raise KalgError(f"kernel {what} {value!r} is not a number")
-
-
-def _decimal(value: Decimal) -> str:
-    text = format(value, "f")
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def _approx_text(approx: Any) -> str:
-    """`approx` as the text after 'with approx': a depth, or a mapping with depth/max_error."""
-    if isinstance(approx, Integral) and not isinstance(approx, bool) and approx >= 0:
-        return f"depth {int(approx)}"
-    if isinstance(approx, Mapping) and set(approx) <= {"depth", "max_error"} and approx:
-        parts = []
-        if "depth" in approx:
-            parts.append(f"depth {int(approx['depth'])}")
-        if "max_error" in approx:
-            parts.append(f"max_error {_number(approx['max_error'], True, 'max_error')}")
-        return " ".join(parts)
-    raise KalgError(f"approx must be a depth (an integer >= 0) or "
-                    f"{{'depth': D, 'max_error': E}}, not {approx!r}")
-
-
 # ----------------------------------------------------------------------------- simulate
 def simulate(program: Any, kernel: Any, image: Any = None, *, name: str | None = None,
              input: str | None = None, noise: Any = None, ops: str | None = None,
@@ -355,11 +148,11 @@ def simulate(program: Any, kernel: Any, image: Any = None, *, name: str | None =
     does not compute the kernel (exactly, or on the image's interior), saying which register
     differs and where.
     """
-    from kalg.scamp5.simulator import footprint
-    from kalg.scamp5.simulator import simulate as run
+    from kalg.targets.scamp5.machine.simulator import footprint
+    from kalg.targets.scamp5.machine.simulator import simulate as run
 
     if noise is not None:
-        from kalg.scamp5.noise import NoiseModel
+        from kalg.targets.scamp5.machine.noise import NoiseModel
 
         noise = noise if isinstance(noise, NoiseModel) else NoiseModel.named(noise, seed)
     instructions = load_program(program, ops=ops, simulated_registers=simulated_registers)
@@ -389,10 +182,10 @@ def _simulate_channels(program: list[Instr], targets: dict[str, dict[str, Kernel
                        inputs: tuple[str, ...], image: Any, seed: int) -> SimulationResult:
     """`simulate` for a filter over several inputs: `check_channel_program`, then the outputs
     as the sum of one run per input with the others cleared (every instruction is linear)."""
-    from kalg.scamp5.isa import Res
-    from kalg.scamp5.simulator import footprint
-    from kalg.scamp5.simulator import simulate as run
     from kalg.targets.cpu.runner import channel_planes
+    from kalg.targets.scamp5.machine.isa import Res
+    from kalg.targets.scamp5.machine.simulator import footprint
+    from kalg.targets.scamp5.machine.simulator import simulate as run
 
     if image is None:
         images = {c: np.random.default_rng(seed + i).integers(0, 256, size=(256, 256))
@@ -440,7 +233,7 @@ def undefined_read(program: list[Instr], inputs: Sequence[str]) -> str | None:
 def load_program(program: Any, *, ops: str | None = None,
                  simulated_registers: bool = False) -> list[Instr]:
     """Instructions from a CompileResult, a list of them, program text or a .scamp5 path."""
-    from kalg.scamp5.text import parse_program
+    from kalg.targets.scamp5.machine.text import parse_program
 
     if isinstance(program, CompileResult):
         return list(program.program)
@@ -485,8 +278,8 @@ def check_channel_program(program: list[Instr], targets: Mapping[str, Mapping[st
     """`check_program` for a filter over several inputs: exactly on every input, then on the
     interior of `images` (input → image). Returns each output's largest absolute error; raises
     `ProgramMismatchError` (details: which check failed) saying where the program differs."""
-    from kalg.scamp5.simulator import verify_numeric_channels
-    from kalg.scamp5.symbolic import verify_exact_channels
+    from kalg.targets.scamp5.machine.simulator import verify_numeric_channels
+    from kalg.targets.scamp5.machine.symbolic import verify_exact_channels
 
     return _checked(lambda: verify_exact_channels(program, targets, inputs),
                     lambda: verify_numeric_channels(program, targets, images),
@@ -530,8 +323,8 @@ def check_program(program: list[Instr], targets: Mapping[str, Kernel], image: np
     """Check a program kalg did not make: exactly, then on `image`'s interior. Returns each
     output's largest absolute error; raises `ProgramMismatchError` (exit 1) saying where the
     program differs from the kernel."""
-    from kalg.scamp5.simulator import verify_numeric
-    from kalg.scamp5.symbolic import verify_exact
+    from kalg.targets.scamp5.machine.simulator import verify_numeric
+    from kalg.targets.scamp5.machine.symbolic import verify_exact
 
     return _checked(lambda: verify_exact(program, targets, input_register),
                     lambda: verify_numeric(program, targets, image, input_register),

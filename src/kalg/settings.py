@@ -13,8 +13,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from kalg.codegen.exhaustive import NODES as EXHAUSTIVE_NODES
 from kalg.stages import Stage
+
+EXHAUSTIVE_NODES = 6_000_000
+"""Default node budget of the exact search (`kalg.targets.scamp5.exact.exhaustive`, and of
+`kalg optimize --exhaustive`): a count, so that the answer does not depend on the machine, of
+about 15 s of CPU time at the search's rate (a node is a state visited or a child dropped by the
+two-step test). `--exhaustive-nodes` raises it; the program's header says what was proven when
+the search stops at it."""
 
 
 @dataclass(frozen=True, slots=True)

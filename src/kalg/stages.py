@@ -1,5 +1,5 @@
 """Names the command line needs at start-up, in a light module (no numpy, lark or egglog): the
-stages `kalg optimize --emit` can stop after, and the target names."""
+stages `kalg optimize --emit` can stop after."""
 
 from __future__ import annotations
 
@@ -13,12 +13,3 @@ class Stage(StrEnum):
     DECOMPOSITION = "decomposition"
     PROGRAM = "program"
 
-
-WIDE = "scamp5_wide"
-"""The target name of the simulated wider register file (`kalg.frontend.target.WIDE`)."""
-
-REGISTERS = ("A", "B", "C", "D", "E", "F")
-"""SCAMP-5's analogue registers (`kalg.scamp5.isa.REGISTERS`, kept equal by a test)."""
-
-SIMULATED_REGISTERS = tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-"""The simulated wide register file (`kalg.scamp5.isa.SIMULATED_REGISTERS`)."""

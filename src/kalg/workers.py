@@ -22,9 +22,9 @@ Contracts:
 * No child outlives `ordered_map`: each is joined, and killed first if it is still running
   (an exception here, or Ctrl-C); a child dies with this process if this one is killed.
 
-Code generation uses it (`kalg.portfolio`, the large-kernel path), and so does the e-graph's
-extraction (`kalg.eqsat.optimize`: one ILP per op set). The e-graph's saturation runs in its own
-child before, never at the same time.
+Code generation uses it (`kalg.targets.scamp5.portfolio`, the large-kernel path), and so does the
+e-graph's extraction (`kalg.targets.scamp5.optimize`: one ILP per op set). The e-graph's saturation
+runs in its own child before, never at the same time.
 """
 
 from __future__ import annotations

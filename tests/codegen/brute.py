@@ -3,8 +3,8 @@ exact register states, no pruning, so what it finds is the truth the search must
 
 from __future__ import annotations
 
-from kalg.codegen.exhaustive import _exact
-from kalg.scamp5.symbolic import initial_state, step
+from kalg.targets.scamp5.exact.exhaustive import _exact
+from kalg.targets.scamp5.machine.symbolic import initial_state, step
 
 
 def shortest_by_brute_force(templates, registers, goals, depth: int) -> dict[tuple, int]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kalg.decomp import DagBuilder, Decomposition
+from kalg.algebra.decomp import DagBuilder, Decomposition
 
 
 def _halves(b: DagBuilder, v: int, n: int) -> int:

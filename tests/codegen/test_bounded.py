@@ -13,15 +13,15 @@ from fractions import Fraction
 
 import pytest
 
-from kalg import codegen, portfolio
-from kalg.codegen import QUICK, generate
-from kalg.codegen.heuristic import Weights
-from kalg.codegen.limits import Budget
-from kalg.codegen.memo import Memo
-from kalg.codegen.search import Focus, _Search
-from kalg.eqsat.optimize import direct_decomposition
-from kalg.kernel import Kernel
-from kalg.scamp5.symbolic import verify_exact
+from kalg.algebra.kernel import Kernel
+from kalg.targets.scamp5 import codegen, portfolio
+from kalg.targets.scamp5.codegen import QUICK, generate
+from kalg.targets.scamp5.codegen.heuristic import Weights
+from kalg.targets.scamp5.codegen.limits import Budget
+from kalg.targets.scamp5.codegen.memo import Memo
+from kalg.targets.scamp5.codegen.search import Focus, _Search
+from kalg.targets.scamp5.machine.symbolic import verify_exact
+from kalg.targets.scamp5.optimize import direct_decomposition
 
 from .dags import BENCH
 

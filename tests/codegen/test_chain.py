@@ -8,10 +8,10 @@ from math import comb
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kalg import portfolio
-from kalg.codegen import QUICK, factor_chain, generate
-from kalg.kernel import Kernel
-from kalg.scamp5.isa import REGISTERS
+from kalg.algebra.kernel import Kernel
+from kalg.targets.scamp5 import portfolio
+from kalg.targets.scamp5.codegen import QUICK, factor_chain, generate
+from kalg.targets.scamp5.machine.isa import REGISTERS
 
 from .test_generate import check_program
 

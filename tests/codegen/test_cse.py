@@ -7,14 +7,14 @@ from fractions import Fraction
 
 import pytest
 
-from kalg import codegen
-from kalg.codegen import cse, virtual
+from kalg.algebra.kernel import Kernel
+from kalg.algebra.random_kernels import random_kernels
 from kalg.diagnostics import VerificationError
 from kalg.frontend import load_text
-from kalg.kernel import Kernel
-from kalg.random_kernels import random_kernels
-from kalg.scamp5.isa import Add, Movx
-from kalg.scamp5.symbolic import verify_exact
+from kalg.targets.scamp5 import codegen
+from kalg.targets.scamp5.codegen import cse, virtual
+from kalg.targets.scamp5.machine.isa import Add, Movx
+from kalg.targets.scamp5.machine.symbolic import verify_exact
 
 REGISTERS = tuple("ABCDEF")
 TWO = ("[A: [4 7 1 ; 7 5 4 ; 1 8 5] / 8, B: [7 8 6 ; 4 2 3 ; 4 2 6] / 8]")

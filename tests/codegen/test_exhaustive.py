@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from kalg.codegen import exhaustive
-from kalg.codegen.exhaustive import _instructions, shortest_program
+from kalg.algebra.kernel import Kernel
 from kalg.diagnostics import VerificationError
-from kalg.kernel import Kernel
-from kalg.scamp5.symbolic import execute, initial_state, step
+from kalg.targets.scamp5.exact import exhaustive
+from kalg.targets.scamp5.exact.exhaustive import _instructions, shortest_program
+from kalg.targets.scamp5.machine.symbolic import execute, initial_state, step
 
 SOBEL = Kernel.from_rows([[1, 0, -1], [2, 0, -2], [1, 0, -1]])
 

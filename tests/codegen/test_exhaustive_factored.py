@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kalg.codegen.exhaustive import shortest_program
-from kalg.codegen.factored import shortest_chain
+from kalg.algebra.kernel import Kernel
 from kalg.eqsat.analyses import factors
-from kalg.kernel import Kernel
-from kalg.pipeline import compile_text
-from kalg.scamp5.symbolic import execute
+from kalg.targets.scamp5.exact.exhaustive import shortest_program
+from kalg.targets.scamp5.exact.factored import shortest_chain
+from kalg.targets.scamp5.machine.symbolic import execute
+from kalg.targets.scamp5.pipeline import compile_text
 
 REGISTERS = ("A", "B", "C", "D", "E", "F")
 

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import kalg
-from kalg.codegen.kept import kept_program
-from kalg.kernel import Kernel
-from kalg.scamp5.isa import Add, Dir, Div, Movx, Sub, Sub2x, Subx
-from kalg.scamp5.symbolic import execute
+from kalg.algebra.kernel import Kernel
+from kalg.targets.scamp5.exact.kept import kept_program
+from kalg.targets.scamp5.machine.isa import Add, Dir, Div, Movx, Sub, Sub2x, Subx
+from kalg.targets.scamp5.machine.symbolic import execute
 
 REGISTERS = ("A", "B", "C", "D", "E", "F")
 MEAN_CROSS = [[0, 1, 0], [1, 4, 1], [0, 1, 0]]

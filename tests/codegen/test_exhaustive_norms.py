@@ -10,10 +10,10 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from kalg.codegen.exhaustive import _exact, _instructions, _Search, tap_steps
-from kalg.codegen.norms import FAMILY, POINTS, TORUS, UNITS, NormBound, norms, torus
-from kalg.kernel import Kernel
-from kalg.scamp5.symbolic import initial_state, step
+from kalg.algebra.kernel import Kernel
+from kalg.targets.scamp5.exact.exhaustive import _exact, _instructions, _Search, tap_steps
+from kalg.targets.scamp5.exact.norms import FAMILY, POINTS, TORUS, UNITS, NormBound, norms, torus
+from kalg.targets.scamp5.machine.symbolic import initial_state, step
 
 from .test_exhaustive_sound import SIX, _programs, _tap_heavy_program
 

@@ -10,8 +10,8 @@ from fractions import Fraction
 import pytest
 
 import kalg
-from kalg.codegen.exhaustive import shortest_program
-from kalg.kernel import Kernel
+from kalg.algebra.kernel import Kernel
+from kalg.targets.scamp5.exact.exhaustive import shortest_program
 
 KIRSCH_N = [[5, 5, 5], [-3, 0, -3], [-3, -3, -3]]
 BOX3 = [[1, 1, 1]] * 3

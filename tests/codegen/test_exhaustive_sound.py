@@ -12,10 +12,16 @@ import random
 
 import pytest
 
-from kalg.codegen.exhaustive import _exact, _instructions, _Search, shortest_program, tap_steps
-from kalg.codegen.twostep import fingerprint
-from kalg.kernel import Kernel
-from kalg.scamp5.symbolic import initial_state, step
+from kalg.algebra.kernel import Kernel
+from kalg.targets.scamp5.exact.exhaustive import (
+    _exact,
+    _instructions,
+    _Search,
+    shortest_program,
+    tap_steps,
+)
+from kalg.targets.scamp5.exact.twostep import fingerprint
+from kalg.targets.scamp5.machine.symbolic import initial_state, step
 
 from .brute import shortest_by_brute_force
 

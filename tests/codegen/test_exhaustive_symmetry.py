@@ -9,10 +9,10 @@ from fractions import Fraction
 
 import pytest
 
-from kalg.codegen.dihedral import GROUP, image, stabilizer
-from kalg.codegen.exhaustive import _exact, _instructions, _Search
-from kalg.kernel import Kernel
-from kalg.scamp5.symbolic import initial_state, step
+from kalg.algebra.kernel import Kernel
+from kalg.targets.scamp5.exact.dihedral import GROUP, image, stabilizer
+from kalg.targets.scamp5.exact.exhaustive import _exact, _instructions, _Search
+from kalg.targets.scamp5.machine.symbolic import initial_state, step
 
 from .test_exhaustive_sound import _brute_force
 

@@ -9,12 +9,12 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from kalg import codegen
-from kalg.codegen import filling
-from kalg.codegen.matrix import _integer_matrix
-from kalg.kernel import Kernel
-from kalg.random_kernels import random_kernels as random_weights
-from kalg.scamp5.symbolic import verify_exact
+from kalg.algebra.kernel import Kernel
+from kalg.algebra.random_kernels import random_kernels as random_weights
+from kalg.targets.scamp5 import codegen
+from kalg.targets.scamp5.codegen import filling
+from kalg.targets.scamp5.codegen.matrix import _integer_matrix
+from kalg.targets.scamp5.machine.symbolic import verify_exact
 
 REGISTERS = tuple("ABCDEF")
 

@@ -1,4 +1,5 @@
-"""End-to-end tests of `kalg.codegen.generate` on hand-built decompositions of the benchmarks.
+"""End-to-end tests of `kalg.targets.scamp5.codegen.generate` on hand-built decompositions of the
+benchmarks.
 
 Run with `-s` to see the table of instruction counts (`test_report_counts`).
 """
@@ -9,11 +10,11 @@ from functools import cache
 
 import pytest
 
-from kalg.codegen import QUICK, Limits, generate
-from kalg.decomp import DagBuilder
+from kalg.algebra.decomp import DagBuilder
 from kalg.diagnostics import RegisterPressureError
-from kalg.scamp5.isa import OP_SETS, Instr
-from kalg.scamp5.symbolic import execute, verify_exact
+from kalg.targets.scamp5.codegen import QUICK, Limits, generate
+from kalg.targets.scamp5.machine.isa import OP_SETS, Instr
+from kalg.targets.scamp5.machine.symbolic import execute, verify_exact
 
 from .dags import BENCH, CAIN_ALL, needs_three
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import random
 
 import kalg
-from kalg.codegen.exhaustive import _exact, _instructions, shortest_program
-from kalg.codegen.kept import kept_program
-from kalg.kernel import Kernel
-from kalg.scamp5.isa import Add, Dir, Sub, Subx
-from kalg.scamp5.symbolic import execute, initial_state, step
+from kalg.algebra.kernel import Kernel
+from kalg.targets.scamp5.exact.exhaustive import _exact, _instructions, shortest_program
+from kalg.targets.scamp5.exact.kept import kept_program
+from kalg.targets.scamp5.machine.isa import Add, Dir, Sub, Subx
+from kalg.targets.scamp5.machine.symbolic import execute, initial_state, step
 
 from .brute import shortest_by_brute_force
 

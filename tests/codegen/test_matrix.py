@@ -8,12 +8,12 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from kalg.codegen import matrix_filter
-from kalg.codegen.matrix import matrix_program
-from kalg.kernel import Kernel
-from kalg.scamp5.isa import OP_SETS, SIMULATED_REGISTERS
-from kalg.scamp5.simulator import verify_numeric
-from kalg.scamp5.symbolic import verify_exact
+from kalg.algebra.kernel import Kernel
+from kalg.targets.scamp5.codegen import matrix_filter
+from kalg.targets.scamp5.codegen.matrix import matrix_program
+from kalg.targets.scamp5.machine.isa import OP_SETS, SIMULATED_REGISTERS
+from kalg.targets.scamp5.machine.simulator import verify_numeric
+from kalg.targets.scamp5.machine.symbolic import verify_exact
 
 SIX = ("A", "B", "C", "D", "E", "F")
 
@@ -117,7 +117,7 @@ def test_a_walk_given_a_start_begins_there_and_visits_every_offset_once():
     """`matrix._walk` (exact up to `MAX_EXACT_PATH` offsets, greedy beyond): a walk given
     one of its offsets as `start` begins there (the output register already holds that
     value: `codegen.filling`), and every walk visits every offset once."""
-    from kalg.codegen import matrix
+    from kalg.targets.scamp5.codegen import matrix
 
     rng = np.random.default_rng(7)
     for count in (1, 3, 6, matrix.MAX_EXACT_PATH + 2):

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from kalg import codegen
+from kalg.algebra.kernel import Kernel
 from kalg.diagnostics import RegisterPressureError
-from kalg.eqsat.optimize import direct_decomposition
-from kalg.kernel import Kernel
+from kalg.targets.scamp5 import codegen
+from kalg.targets.scamp5.optimize import direct_decomposition
 
 
 def _outcome(decomp, registers, op_set, memo=None) -> list[str] | None:
@@ -37,7 +37,7 @@ def test_a_memo_left_to_the_exit_is_empty_after_release_and_searches_the_same(mo
     import gc
 
     from kalg import resources
-    from kalg.codegen import memo as memo_module
+    from kalg.targets.scamp5.codegen import memo as memo_module
 
     monkeypatch.setattr(resources, "_EXITS_AT_ONCE", True)
     monkeypatch.setattr(memo_module, "_LEFT", [])
@@ -63,7 +63,7 @@ def test_kalg_bench_frees_each_compiles_caches_instead_of_holding_512_mib_of_the
     them and taken from their KALG_MEMORY_MIB headroom; it now frees each compile's caches."""
     from kalg import resources
     from kalg.cli import main
-    from kalg.codegen import memo as memo_module
+    from kalg.targets.scamp5.codegen import memo as memo_module
 
     monkeypatch.setattr(resources, "_EXITS_AT_ONCE", True)
     monkeypatch.setattr(resources, "_MANY_COMPILES", False)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kalg.codegen.network import INPUT_NODE, Kind, normalise
-from kalg.decomp import DagBuilder
+from kalg.algebra.decomp import DagBuilder
+from kalg.targets.scamp5.codegen.network import INPUT_NODE, Kind, normalise
 
 
 def test_shifts_and_negations_fold_into_terms():

@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kalg.codegen import Limits, generate
-from kalg.decomp import DagBuilder, Decomposition
+from kalg.algebra.decomp import DagBuilder, Decomposition
 from kalg.diagnostics import RegisterPressureError
+from kalg.targets.scamp5.codegen import Limits, generate
 
 from .test_generate import check_program
 

@@ -8,11 +8,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from kalg.codegen.matrix import _integer_matrix
-from kalg.codegen.reduction import reductions, replay
-from kalg.kernel import Kernel
-from kalg.random_kernels import random_kernels
-from kalg.scamp5.symbolic import initial_state, mismatches, run
+from kalg.algebra.kernel import Kernel
+from kalg.algebra.random_kernels import random_kernels
+from kalg.targets.scamp5.codegen.matrix import _integer_matrix
+from kalg.targets.scamp5.codegen.reduction import reductions, replay
+from kalg.targets.scamp5.machine.symbolic import initial_state, mismatches, run
 
 REGISTERS = tuple("ABCDEF")
 

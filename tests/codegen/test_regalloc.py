@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from kalg.codegen import generate
-from kalg.codegen.goals import INPUT_KEY
-from kalg.codegen.moves import Step
-from kalg.codegen.pressure import need
-from kalg.codegen.regalloc import _fixup
-from kalg.decomp import DagBuilder
-from kalg.scamp5.isa import Mov
+from kalg.algebra.decomp import DagBuilder
+from kalg.targets.scamp5.codegen import generate
+from kalg.targets.scamp5.codegen.goals import INPUT_KEY
+from kalg.targets.scamp5.codegen.moves import Step
+from kalg.targets.scamp5.codegen.pressure import need
+from kalg.targets.scamp5.codegen.regalloc import _fixup
+from kalg.targets.scamp5.machine.isa import Mov
 
 from .test_generate import check_program
 
@@ -54,8 +54,8 @@ def test_duplicate_outputs_get_a_copy():
 def test_long_schedule_does_not_exhaust_the_recursion_limit():
     # Regression: gauss5 with its eight halvings first, op set basic, made the fallback schedule
     # ~2000 operations long and register allocation (one recursion per operation) crashed.
-    from kalg.codegen import Limits, generate
-    from kalg.eqsat.optimize import apply_terms
+    from kalg.targets.scamp5.codegen import Limits, generate
+    from kalg.targets.scamp5.optimize import apply_terms
 
     binomials = "(KCompose (KAdd (Sh 0 0) (Sh 1 0)) (KAdd (Sh 0 0) (Sh 0 1)))"
     four = f"(KCompose (KCompose {binomials} {binomials}) (KCompose {binomials} {binomials}))"
@@ -72,9 +72,9 @@ def test_a_schedule_no_assignment_fits_is_refuted_without_searching_a_state_twic
     # analognet2's three outputs in four registers: every schedule fails to allocate, and the
     # depth-first search met the same (operation, live registers) states again and again -
     # 41257 tries in all, most of a 4-register rung's time. A refuted state is remembered.
-    from kalg import codegen, portfolio
-    from kalg.codegen import regalloc
     from kalg.diagnostics import RegisterPressureError
+    from kalg.targets.scamp5 import codegen, portfolio
+    from kalg.targets.scamp5.codegen import regalloc
 
     from .dags import analognet2
 

@@ -8,15 +8,15 @@ from fractions import Fraction
 
 import pytest
 
-from kalg import codegen
-from kalg.codegen import reverse
+from kalg.algebra.kernel import Kernel
+from kalg.algebra.random_kernels import random_kernels
 from kalg.diagnostics import VerificationError
-from kalg.filters import REVERSE
-from kalg.kernel import Kernel
-from kalg.pipeline import Settings, compile_text
-from kalg.random_kernels import random_kernels
-from kalg.scamp5.isa import Add, Movx
-from kalg.scamp5.symbolic import verify_exact
+from kalg.targets.scamp5 import codegen
+from kalg.targets.scamp5.codegen import reverse
+from kalg.targets.scamp5.filters import REVERSE
+from kalg.targets.scamp5.machine.isa import Add, Movx
+from kalg.targets.scamp5.machine.symbolic import verify_exact
+from kalg.targets.scamp5.pipeline import Settings, compile_text
 
 REGISTERS = tuple("ABCDEF")
 F2_1 = "[A: [3 8 0 ; 1 8 3 ; 5 7 0] / 8, B: [7 3 2 ; 4 6 0 ; 6 2 1] / 8]"

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 from fractions import Fraction
 
-from kalg.codegen import QUICK, _in_sequence, generate
-from kalg.decomp import Decomposition
-from kalg.eqsat.optimize import direct_decomposition
-from kalg.kernel import Kernel
+from kalg.algebra.decomp import Decomposition
+from kalg.algebra.kernel import Kernel
+from kalg.targets.scamp5.codegen import QUICK, _in_sequence, generate
+from kalg.targets.scamp5.optimize import direct_decomposition
 
 from .test_generate import REGISTERS, check_program
 

@@ -10,13 +10,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kalg.codegen.network import normalise
-from kalg.codegen.regalloc import allocate
-from kalg.codegen.sequential import sequential
-from kalg.decomp import DagBuilder
-from kalg.eqsat.optimize import direct_decomposition
-from kalg.kernel import Kernel
-from kalg.scamp5.symbolic import verify_exact
+from kalg.algebra.decomp import DagBuilder
+from kalg.algebra.kernel import Kernel
+from kalg.targets.scamp5.codegen.network import normalise
+from kalg.targets.scamp5.codegen.regalloc import allocate
+from kalg.targets.scamp5.codegen.sequential import sequential
+from kalg.targets.scamp5.machine.symbolic import verify_exact
+from kalg.targets.scamp5.optimize import direct_decomposition
 
 from .dags import BENCH
 from .test_generate import REGISTERS, check_program
@@ -89,6 +89,7 @@ def test_fallback_of_a_long_horner_chain_fits_six_registers():
 
 
 def test_fallback_gives_up_past_its_step_cap(monkeypatch):
-    monkeypatch.setattr(importlib.import_module("kalg.codegen.sequential"), "MAX_STEPS", 10)
+    module = importlib.import_module("kalg.targets.scamp5.codegen.sequential")
+    monkeypatch.setattr(module, "MAX_STEPS", 10)
     assert sequential(normalise(_chain(14)), "all") is None
     assert sequential(normalise(_chain(2)), "all") is not None

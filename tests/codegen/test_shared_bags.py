@@ -16,14 +16,14 @@ from fractions import Fraction
 
 import numpy as np
 
-from kalg.codegen import QUICK
-from kalg.codegen.goals import Space
-from kalg.codegen.heuristic import Weights
-from kalg.codegen.limits import Budget, Limits
-from kalg.codegen.memo import Memo
-from kalg.codegen.search import Focus, _Search
-from kalg.eqsat.optimize import direct_decomposition
-from kalg.kernel import Kernel
+from kalg.algebra.kernel import Kernel
+from kalg.targets.scamp5.codegen import QUICK
+from kalg.targets.scamp5.codegen.goals import Space
+from kalg.targets.scamp5.codegen.heuristic import Weights
+from kalg.targets.scamp5.codegen.limits import Budget, Limits
+from kalg.targets.scamp5.codegen.memo import Memo
+from kalg.targets.scamp5.codegen.search import Focus, _Search
+from kalg.targets.scamp5.optimize import direct_decomposition
 
 from .dags import BENCH
 

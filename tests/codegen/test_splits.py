@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kalg.codegen.splits import balanced_three_way
+from kalg.targets.scamp5.codegen.splits import balanced_three_way
 
 CENTRE = (0, 0, 0, -1)
 LAPLACIAN = tuple(sorted([(0, 0, 1, 1), (0, 1, 0, 1), (0, 0, -1, 1), (0, -1, 0, 1)]

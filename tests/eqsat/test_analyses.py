@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kalg.algebra.kernel import Kernel
 from kalg.eqsat import analyses
 from kalg.eqsat import terms as t
-from kalg.kernel import Kernel
 
 GAUSS3 = Kernel.from_rows([[1, 2, 1], [2, 4, 2], [1, 2, 1]]).scale(Fraction(1, 16))
 GAUSS5 = Kernel.from_rows([[1, 4, 6, 4, 1]]).compose(Kernel.from_rows([[1], [4], [6], [4], [1]]))

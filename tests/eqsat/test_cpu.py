@@ -13,13 +13,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kalg.algebra.kernel import BOOLEAN, MAXPLUS, MINPLUS, REAL, Kernel
 from kalg.cli import main
 from kalg.diagnostics import KalgSemanticError, VerificationError
-from kalg.eqsat import cost, engine, extract, optimize
+from kalg.eqsat import engine, extract
 from kalg.eqsat.extract import ENode
-from kalg.kernel import BOOLEAN, MAXPLUS, MINPLUS, REAL, Kernel
 from kalg.resources import rules_dir
+from kalg.targets.cpu import cost as cpu_cost
 from kalg.targets.cpu import optimize as cpu
+from kalg.targets.scamp5 import cost, optimize
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 BOX7 = Kernel.of({(x, y): 1 for x in range(-3, 4) for y in range(-3, 4)})
@@ -48,14 +50,14 @@ def test_box7_never_uses_the_infinite_kernel_under_scamp5_costs():
     reachable = graph.reachable([root], lambda n: True)
     prefixes = [n for c in reachable for n in graph.classes[c] if graph.nodes[n].op == "KPrefix"]
     assert prefixes, "the window rules did not fire: the comparison would be vacuous"
-    cpu_term = cpu._text(cpu._term(graph, extract.greedy(graph, root, cost.cpu()), root))
+    cpu_term = cpu._text(cpu._term(graph, extract.greedy(graph, root, cpu_cost.cpu()), root))
     assert "KPrefix" in cpu_term
     scamp_term = cpu._text(cpu._term(graph, extract.greedy(graph, root, cost.kernel()), root))
     assert "KPrefix" not in scamp_term and "KSub" not in scamp_term
     node = graph.nodes[prefixes[0]]
     assert cost.kernel()(node) is None
     assert cost.scamp5("all")(node) is None and cost.scamp5("basic")(node) is None
-    assert cost.cpu()(node) == 1.0
+    assert cpu_cost.cpu()(node) == 1.0
 
 
 def test_scamp5_schedule_loads_none_of_the_cpu_families():
@@ -246,7 +248,8 @@ def test_cpu_output_is_deterministic(capsys):
 def test_cost_models_agree_on_img_nodes():
     # cpu() grew Kernel-level prices; its Img prices are unchanged
     node = ENode("n", "Add", "c", ("a", "b"), ())
-    assert cost.cpu()(node) == 1.0 and cost.cpu()(ENode("s", "Shift", "c", ("a",), (1, 0))) == 0
+    model = cpu_cost.cpu()
+    assert model(node) == 1.0 and model(ENode("s", "Shift", "c", ("a",), (1, 0))) == 0
 
 
 def test_single_weighted_tap_is_not_costlier_than_tap_by_tap():

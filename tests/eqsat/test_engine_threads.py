@@ -8,8 +8,8 @@ import threading
 import warnings
 
 from kalg.eqsat import engine
-from kalg.eqsat.optimize import FAMILIES, LOWERING, lowering_facts
 from kalg.eqsat.terms import evaluate
+from kalg.targets.scamp5.optimize import FAMILIES, LOWERING, lowering_facts
 
 FORM = "(KAdd (KAdd (Sh 0 0) (Sh 1 0)) (KAdd (Sh 2 0) (Sh 3 0)))"
 

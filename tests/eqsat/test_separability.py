@@ -5,9 +5,9 @@ from fractions import Fraction
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kalg.algebra.kernel import Kernel
 from kalg.eqsat import analyses
 from kalg.eqsat import terms as t
-from kalg.kernel import Kernel
 
 taps_1d = st.lists(st.integers(-9, 9), min_size=2, max_size=5).filter(
     lambda cs: cs[0] != 0 and cs[-1] != 0)

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kalg.kernel import BOOLEAN, MAXPLUS, MINPLUS, REAL, Kernel, Semiring
+from kalg.algebra.kernel import BOOLEAN, MAXPLUS, MINPLUS, REAL, Kernel, Semiring
 from kalg.resources import rules_dir
 
 HALF = Fraction(1, 2)

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from kalg.algebra.kernel import Kernel
 from kalg.eqsat import analyses
 from kalg.eqsat import terms as t
 from kalg.frontend import check, parse
-from kalg.kernel import Kernel
 
 ROW = Kernel.of({(-1, 0): 1, (0, 0): 2, (1, 0): 1})
 GAUSS3 = ROW.compose(ROW.transpose())

@@ -4,9 +4,9 @@ from fractions import Fraction
 
 import pytest
 
+from kalg.algebra.kernel import BOOLEAN, MAXPLUS, MINPLUS, REAL, Kernel
 from kalg.diagnostics import KalgError, KalgSyntaxError
 from kalg.frontend import Target, load_text
-from kalg.kernel import BOOLEAN, MAXPLUS, MINPLUS, REAL, Kernel
 
 GAUSS3 = Kernel.from_rows([[1, 2, 1], [2, 4, 2], [1, 2, 1]]).scale(Fraction(1, 16))
 SOBEL_X = Kernel.from_rows([[1, None, -1], [2, None, -2], [1, None, -1]])

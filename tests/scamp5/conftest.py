@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from kalg.kernel import Kernel
+from kalg.algebra.kernel import Kernel
 
 CAIN_DIR = Path(__file__).resolve().parents[1] / "data" / "cain"
 CAIN_PROGRAMS = sorted(CAIN_DIR.glob("*.scamp5"))

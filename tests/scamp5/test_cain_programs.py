@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 import scipy.ndimage as ndi
 
+from kalg.algebra.kernel import Kernel
 from kalg.diagnostics import VerificationError
-from kalg.kernel import Kernel
-from kalg.scamp5.isa import Dir, Instr, Neg, Sub, Sub2x, Subx
-from kalg.scamp5.simulator import footprint, simulate, verify_numeric
-from kalg.scamp5.symbolic import verify_exact
-from kalg.scamp5.text import format_program, parse_program
+from kalg.targets.scamp5.machine.isa import Dir, Instr, Neg, Sub, Sub2x, Subx
+from kalg.targets.scamp5.machine.simulator import footprint, simulate, verify_numeric
+from kalg.targets.scamp5.machine.symbolic import verify_exact
+from kalg.targets.scamp5.machine.text import format_program, parse_program
 
 EXACT_MESSAGE = re.compile(r"register [A-F] differs at \d+ offset\(s\): \(-?\d+, -?\d+\): got ")
 NUMERIC_MESSAGE = re.compile(r"register [A-F] (differs from its kernel|holds no defined value)"

@@ -8,11 +8,11 @@ import random
 from dataclasses import fields
 from fractions import Fraction
 
-from kalg.codegen.chain import factor_chain
-from kalg.eqsat.optimize import direct_decomposition
-from kalg.kernel import Kernel
-from kalg.scamp5.isa import ALL_MACROS, Dir
-from kalg.scamp5.symbolic import execute, initial_state, run, step
+from kalg.algebra.kernel import Kernel
+from kalg.targets.scamp5.codegen.chain import factor_chain
+from kalg.targets.scamp5.machine.isa import ALL_MACROS, Dir
+from kalg.targets.scamp5.machine.symbolic import execute, initial_state, run, step
+from kalg.targets.scamp5.optimize import direct_decomposition
 
 REGS = ("A", "B", "C", "D", "E", "F")
 

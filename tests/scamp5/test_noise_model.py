@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from kalg.scamp5 import simulator
-from kalg.scamp5.isa import Dir, Div4, Instr, Mov, Movx
-from kalg.scamp5.noise import ErrorStats, NoiseModel, error_stats
-from kalg.scamp5.simulator import noise_statistics, simulate
+from kalg.targets.scamp5.machine import simulator
+from kalg.targets.scamp5.machine.isa import Dir, Div4, Instr, Mov, Movx
+from kalg.targets.scamp5.machine.noise import ErrorStats, NoiseModel, error_stats
+from kalg.targets.scamp5.machine.simulator import noise_statistics, simulate
 
 IMAGE = np.random.default_rng(11).integers(0, 256, size=(64, 64)).astype(float) - 128.0
 MODELS = [NoiseModel.cain(seed=4), NoiseModel.auke(seed=4),

@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from kalg.algebra.kernel import Kernel
 from kalg.diagnostics import KalgError, VerificationError
-from kalg.kernel import Kernel
-from kalg.scamp5 import simulator
-from kalg.scamp5.isa import (
+from kalg.targets.scamp5.machine import simulator
+from kalg.targets.scamp5.machine.isa import (
     ALL_MACROS,
     NEWS,
     REGISTERS,
@@ -37,7 +37,7 @@ from kalg.scamp5.isa import (
     Sub2x,
     Subx,
 )
-from kalg.scamp5.simulator import (
+from kalg.targets.scamp5.machine.simulator import (
     ALL_REGISTERS,
     Footprint,
     footprint,
@@ -45,7 +45,7 @@ from kalg.scamp5.simulator import (
     simulate,
     verify_numeric,
 )
-from kalg.scamp5.symbolic import execute
+from kalg.targets.scamp5.machine.symbolic import execute
 
 N, E, S, W = Dir.NORTH, Dir.EAST, Dir.SOUTH, Dir.WEST
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kalg.diagnostics import KalgError, KalgSyntaxError, ProgramError
-from kalg.scamp5.isa import (
+from kalg.targets.scamp5.machine.isa import (
     ALL_MACROS,
     OP_SETS,
     REGISTERS,
@@ -24,7 +24,7 @@ from kalg.scamp5.isa import (
     Sub2x,
     op_set_violation,
 )
-from kalg.scamp5.text import format_program, parse_program
+from kalg.targets.scamp5.machine.text import format_program, parse_program
 
 SOBEL_TEXT = """\
 scamp5_kernel_begin();

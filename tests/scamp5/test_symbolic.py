@@ -6,10 +6,10 @@ from fractions import Fraction
 
 import pytest
 
+from kalg.algebra.kernel import Kernel
 from kalg.diagnostics import VerificationError
-from kalg.kernel import Kernel
-from kalg.scamp5.isa import NEWS, Add, Dir, Div, Diva, Movx, Sub
-from kalg.scamp5.symbolic import execute, initial_state, verify_exact
+from kalg.targets.scamp5.machine.isa import NEWS, Add, Dir, Div, Diva, Movx, Sub
+from kalg.targets.scamp5.machine.symbolic import execute, initial_state, verify_exact
 
 
 def test_registers_hold_the_kernels_they_compute() -> None:

@@ -9,13 +9,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from kalg.algebra.kernel import Kernel
 from kalg.cli import main
 from kalg.diagnostics import ProgramError
-from kalg.kernel import Kernel
-from kalg.scamp5.isa import SIMULATED_REGISTERS, Add, Dir, Movx
-from kalg.scamp5.simulator import ALL_REGISTERS, footprint, register_file, simulate, verify_numeric
-from kalg.scamp5.symbolic import execute, verify_exact
-from kalg.scamp5.text import parse_program
+from kalg.targets.scamp5.machine.isa import SIMULATED_REGISTERS, Add, Dir, Movx
+from kalg.targets.scamp5.machine.simulator import (
+    ALL_REGISTERS,
+    footprint,
+    register_file,
+    simulate,
+    verify_numeric,
+)
+from kalg.targets.scamp5.machine.symbolic import execute, verify_exact
+from kalg.targets.scamp5.machine.text import parse_program
 
 WIDE = [Movx("G", "A", Dir.EAST), Add("R", "A", "G")]
 """R := A + A(east), through G."""

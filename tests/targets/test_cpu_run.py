@@ -264,7 +264,7 @@ def test_optimize_writes_a_standalone_module_that_runs_without_kalg(tmp_path):
 def test_a_summed_area_table_not_in_window_form_runs_as_truncated_scans():
     # S = P_x P_y v; out = S - S@(3,0) - S@(0,3) + S@(3,3): the running sums are read other
     # than as one difference, so the lowering's general (float64, truncated) scan runs
-    from kalg.kernel import Kernel
+    from kalg.algebra.kernel import Kernel
     from kalg.targets.cpu.optimize import Passes, verify
     from kalg.targets.cpu.plan import CpuPlan
     from kalg.targets.cpu.runner import CpuFilter

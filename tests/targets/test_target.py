@@ -25,12 +25,12 @@ from fractions import Fraction  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
+from kalg.algebra.kernel import Kernel  # noqa: E402
 from kalg.cli import main  # noqa: E402
 from kalg.diagnostics import UsageError, VerificationError  # noqa: E402
 from kalg.eqsat.extract import ENode  # noqa: E402
-from kalg.kernel import Kernel  # noqa: E402
-from kalg.pipeline import Result  # noqa: E402
 from kalg.stages import Stage  # noqa: E402
+from kalg.targets.scamp5.pipeline import Result  # noqa: E402
 
 BINOMIAL = {"A": Kernel.from_rows([[1, 2, 1]]).scale(Fraction(1, 4))}
 

@@ -24,7 +24,7 @@ from kalg import __version__
 from kalg.commands import generality
 from kalg.diagnostics import KalgError, UsageError, VerificationError
 from kalg.resources import bench_suite_path, many_compiles
-from kalg.stages import REGISTERS, WIDE
+from kalg.targets.scamp5.registers import REGISTERS, WIDE
 
 DESCRIPTION = """\
 Compile every kernel of a benchmark suite (default: kalg's bench suite, the 14 kernels of the
@@ -251,7 +251,10 @@ def compile_row(entry: Entry, ops: str, registers: tuple[str, ...] | None = None
     """Compile one entry with one op set; the row records the program's figures or the error.
     Compile time is the wall time of the compile_file call."""
 
-    from kalg.pipeline import Settings, compile_file  # numpy, scipy, egglog: only when compiling
+    from kalg.targets.scamp5.pipeline import (  # numpy, scipy, egglog: only when compiling
+        Settings,
+        compile_file,
+    )
 
     row = Row(entry.name, ops, str(entry.path), entry.outputs, entry.figures, 0.0)
     start = time.perf_counter()

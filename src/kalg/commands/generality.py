@@ -26,8 +26,9 @@ COLUMNS = ("kernel", "ops", "kalg", "proven optimum", "best found", "horner", "c
 def horner_count(path: Path, ops: str, registers: tuple[str, ...] | None) -> int | None:
     """Instructions of the Horner baseline (`direct_decomposition`, screening budget, verified
     exactly by the code generator); None when it is too large or does not fit."""
-    from kalg import codegen, frontend  # numpy, python-flint: only when compiling
-    from kalg.eqsat.optimize import direct_decomposition
+    from kalg import frontend
+    from kalg.targets.scamp5 import codegen  # numpy, python-flint: only when compiling
+    from kalg.targets.scamp5.optimize import direct_decomposition
 
     module = frontend.load_file(path)
     definition = module.definition(None)

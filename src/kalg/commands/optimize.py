@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 
 from kalg.diagnostics import KalgError
-from kalg.stages import SIMULATED_REGISTERS as REGISTERS
-from kalg.stages import WIDE, Stage
+from kalg.stages import Stage
 from kalg.targets import TARGETS
+from kalg.targets.scamp5.registers import SIMULATED_REGISTERS as REGISTERS
+from kalg.targets.scamp5.registers import WIDE
 
 DESCRIPTION = """\
 Compile the last kernel or filter of FILE (or --name NAME) into the shortest SCAMP-5 program
@@ -128,14 +129,12 @@ def run(args: argparse.Namespace) -> int:
     from kalg.resources import collector_paused
 
     with collector_paused():  # what an import makes is never garbage (`collector_paused`)
-        from kalg import frontend, targets
-        from kalg.pipeline import Settings
+        from kalg import driver, frontend
         from kalg.progress import reporter, warner
+        from kalg.settings import Settings
 
     text = frontend.read_source(args.file)
-    # None: the file's target block (cpu, or a SCAMP-5 register file scamp5 reads itself)
-    target = targets.get(args.target or ("cpu" if frontend.target_name(text, args.file) == "cpu"
-                                         else "scamp5"))
+    target = driver.target(args.target, text, args.file)  # None: the file's target block
     progress, done = reporter(args.stats)
     try:
         settings = Settings(
@@ -145,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
             progress=progress, warn=None if args.json else warner(),
             exhaustive=args.exhaustive,
             **({"exhaustive_nodes": args.exhaustive_nodes} if args.exhaustive_nodes else {}))
-        result = target.optimize(text, args.file, settings,
+        result = driver.optimize(text, args.file, settings,
                                  output=args.output)
     finally:
         done()

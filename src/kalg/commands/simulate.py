@@ -80,8 +80,8 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from kalg import api
-    from kalg.scamp5.isa import bus_steps
-    from kalg.scamp5.simulator import footprint
+    from kalg.targets.scamp5.machine.isa import bus_steps
+    from kalg.targets.scamp5.machine.simulator import footprint
 
     _size(args.size)  # before any work: a size that cannot be simulated is a usage error
     _noise_model(args)
@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         _report_noise(out, program, targets, image, input_register, model)
     _write_images(args, program, targets, image, input_register, model)
     if args.report is not None:
-        from kalg.report import write_report
+        from kalg.targets.scamp5.machine.report import write_report
 
         path = write_report(args.report, program, targets, image, input_register, model)
         out.line(f"report   {path}")
@@ -149,7 +149,7 @@ def _run_channels(args: argparse.Namespace, program, targets: dict,
     import numpy as np
 
     from kalg import api
-    from kalg.scamp5.isa import bus_steps
+    from kalg.targets.scamp5.machine.isa import bus_steps
 
     if args.noise or args.write_result or args.report:
         raise UsageError("for a filter over several inputs, kalg simulate checks the program "
@@ -220,7 +220,7 @@ class _Out:
 def _report_noise(out: _Out, program, targets, image, input_register, model) -> None:
     """Error under noise, absolute and relative to the signal (the ideal output's rms over the
     interior), SNR in dB, and a warning where the noise is as large as the signal."""
-    from kalg.scamp5.simulator import footprint, noise_statistics, simulate
+    from kalg.targets.scamp5.machine.simulator import footprint, noise_statistics, simulate
 
     stats = noise_statistics(program, image, model, sorted(targets), input_register)
     ideal = simulate(program, image, input_register)
@@ -315,7 +315,7 @@ def _load_image(path: Path):
 
 def _noise_model(args: argparse.Namespace):
     """The preset, with any --noise-* override applied; None when no noise was asked for."""
-    from kalg.scamp5.noise import NoiseModel
+    from kalg.targets.scamp5.machine.noise import NoiseModel
 
     presets = {"cain": NoiseModel.cain, "auke": NoiseModel.auke}
     overrides = {n: v for n in _OVERRIDES if (v := getattr(args, f"noise_{n}")) is not None}
@@ -340,7 +340,7 @@ def _write_images(args: argparse.Namespace, program, targets, image, input_regis
     outside the image (zero-filled), so its error there says nothing about the program."""
     import numpy as np
 
-    from kalg.scamp5.simulator import footprint, simulate
+    from kalg.targets.scamp5.machine.simulator import footprint, simulate
 
     if args.write_result is None and args.write_error is None:
         return

@@ -34,9 +34,9 @@ from fractions import Fraction
 
 import flint
 
-from kalg.approx import pow2_digits
+from kalg.algebra.approx import pow2_digits
+from kalg.algebra.kernel import Kernel
 from kalg.eqsat import terms as t
-from kalg.kernel import Kernel
 
 _ZZ = flint.fmpz_mpoly_ctx.get(("x", "y"), "lex")
 _QQ = flint.fmpq_mpoly_ctx.get(("x", "y"), "lex")

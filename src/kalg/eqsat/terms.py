@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-from kalg.kernel import Kernel
+from kalg.algebra.kernel import Kernel
 
 
 @dataclass(frozen=True, slots=True)

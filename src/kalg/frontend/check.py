@@ -3,8 +3,8 @@
 Walks the statements in file order. `semiring` and `approx` statements set the defaults for
 the definitions after them; a definition's own `with` clause overrides them. Each definition is
 evaluated (`kalg.frontend.evaluate`), checked against its semiring and the target, and, if it
-is real and has a non-dyadic coefficient, approximated (`kalg.approx`) if a policy is set, else
-kept exact with the located error SCAMP-5 will raise (`Definition.unapproximated`). Every
+is real and has a non-dyadic coefficient, approximated (`kalg.algebra.approx`) if a policy is set,
+else kept exact with the located error SCAMP-5 will raise (`Definition.unapproximated`). Every
 problem is a `KalgSemanticError` located in the source.
 """
 
@@ -13,15 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from kalg import approx
-from kalg.channels import Channels
+from kalg.algebra import approx
+from kalg.algebra.channels import Channels
+from kalg.algebra.kernel import REAL, SEMIRINGS, Kernel, Semiring
 from kalg.diagnostics import KalgError, KalgSemanticError, Span
 from kalg.frontend import ast
 from kalg.frontend.evaluate import MONOMIALS, Scope, evaluate, located
 from kalg.frontend.module import Definition, Module, Target
 from kalg.frontend.structure import Tree, structure
 from kalg.frontend.target import CPU, target_of
-from kalg.kernel import REAL, SEMIRINGS, Kernel, Semiring
 from kalg.targets.cpu.borders import parse_border
 
 APPROX_PARAMS = ("depth", "max_error")

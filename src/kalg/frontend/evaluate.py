@@ -17,10 +17,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 
-from kalg.channels import Channels
+from kalg.algebra.channels import Channels
+from kalg.algebra.kernel import BOOLEAN, MAXPLUS, MINPLUS, REAL, Kernel, Semiring
 from kalg.diagnostics import KalgError, KalgSemanticError, SemiringError, Span
 from kalg.frontend import ast
-from kalg.kernel import BOOLEAN, MAXPLUS, MINPLUS, REAL, Kernel, Semiring
 
 MONOMIALS = {"x": (1, 0), "y": (0, 1)}
 """The built-in names: x^a * y^b is the unit kernel at offset (a, b) (x east, y north)."""
@@ -80,7 +80,8 @@ def evaluate(expr: ast.Expr, scope: Scope, semiring: Semiring = REAL) -> Kernel:
 
 @contextmanager
 def located(span: Span) -> Iterator[None]:
-    """Give a KalgError raised without a location (e.g. by `kalg.kernel`) the span `span`."""
+    """Give a KalgError raised without a location (e.g. by `kalg.algebra.kernel`) the span
+    `span`."""
     try:
         yield
     except KalgError as err:

@@ -8,11 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
-from kalg.approx import ApproximationReport, report
+from kalg.algebra.approx import ApproximationReport, report
+from kalg.algebra.kernel import Kernel, Semiring
 from kalg.diagnostics import KalgError, Span
-from kalg.kernel import Kernel, Semiring
+from kalg.targets.scamp5.registers import REGISTERS
 
-DEFAULT_REGISTERS = ("A", "B", "C", "D", "E", "F")
+DEFAULT_REGISTERS = REGISTERS
 """SCAMP-5's six analogue registers, the register file a target block starts from."""
 
 
@@ -29,7 +30,7 @@ class Target:
     span: Span | None = field(default=None, compare=False)
     inputs: tuple[str, ...] = ()
     """Every input register when the block lists several (`input: A B`): a filter's outputs
-    then read input channels by name (`kalg.channels`); empty for one input."""
+    then read input channels by name (`kalg.algebra.channels`); empty for one input."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +69,7 @@ class Definition:
     and the cpu target applies as written where that is cheaper (min/max-plus, Boolean)."""
 
     def approximation(self) -> dict[str, ApproximationReport]:
-        """Each approximated output's errors (`kalg.approx.report`): largest coefficient
+        """Each approximated output's errors (`kalg.algebra.approx.report`): largest coefficient
         error, L1 norm of the coefficient error and gain (DC) error; empty when nothing was
         approximated."""
         out = {}

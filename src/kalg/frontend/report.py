@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from kalg.algebra.kernel import REAL, Kernel
 from kalg.frontend.module import Definition, Module, Target
-from kalg.kernel import REAL, Kernel
 
 
 def format_module(module: Module, name: str | None = None) -> str:

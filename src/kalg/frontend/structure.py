@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from fractions import Fraction
 
+from kalg.algebra.kernel import REAL, Kernel, Semiring
 from kalg.frontend import ast
 from kalg.frontend.evaluate import MONOMIALS, UNARY_FUNCTIONS, Scope, evaluate
-from kalg.kernel import REAL, Kernel, Semiring
 
 Tree = tuple
 

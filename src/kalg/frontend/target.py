@@ -13,16 +13,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kalg import stages
 from kalg.diagnostics import KalgSemanticError
 from kalg.frontend import ast
 from kalg.frontend.module import Target
+from kalg.targets.scamp5 import registers
 
 TARGETS = ("scamp5", "scamp5_wide", "cpu")
 """The machines kalg can compile for (`scamp5_wide`: simulated only, see the module docstring;
 `cpu`: no registers, so a filter's outputs and inputs are free names)."""
 CPU = "cpu"
-WIDE = stages.WIDE
+WIDE = registers.WIDE
 """The target name of the simulated wider register file."""
 OP_SETS = ("all", "basic")
 """SCAMP-5 op sets: every macro, or AUKE's basic set (docs/scamp5-isa.md)."""

@@ -3,12 +3,13 @@
 A target has a cost model (what the e-graph extraction minimises), a lowering (kernels → its
 artefact), a verifier (every artefact is checked before it leaves kalg) and, where kalg can run
 the artefact itself, a runner. `TARGETS` names them; `kalg optimize --target NAME` and
-`kalg.targets.get(NAME)` look them up; `optimize` (what `kalg optimize` prints) and `compile`
-(what `kalg.compile` returns) are the entry points the command line and the Python API call, so
-neither names a target.
+`kalg.targets.get(NAME)` look them up; `DEFAULT` is the one a file's target block describes.
+Each plug-in's `optimize` (what `kalg optimize` prints) and `compile` (what `kalg.compile`
+returns) are what `kalg.driver` calls, so neither the command line nor the Python API names a
+target.
 
 * `scamp5`, `scamp5_wide` (`kalg.targets.scamp5`): SCAMP-5 instructions, the search and code
-  generation of `kalg.pipeline`, exact symbolic and simulator checks.
+  generation of `kalg.targets.scamp5.pipeline`, exact symbolic and simulator checks.
 * `cpu` (`kalg.targets.cpu`): operations per pixel, Halide pipelines.
 
 This module is light (no numpy, no Halide): `kalg --version` and the argument parser import it.
@@ -21,10 +22,10 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from kalg.api import CompileResult
+    from kalg.algebra.kernel import Kernel
     from kalg.eqsat.extract import ENode
-    from kalg.kernel import Kernel
-    from kalg.pipeline import Result, Settings
+    from kalg.results import CompileResult, Result
+    from kalg.settings import Settings
     from kalg.stages import Stage
 
 
@@ -73,6 +74,16 @@ TARGETS = {"scamp5": "kalg.targets.scamp5:TARGET",
 """Target name → 'module:attribute' of its plug-in (imported only when asked for: the search
 and Halide are heavy)."""
 
+DEFAULT = "scamp5"
+"""The target a file's target block describes (a SCAMP-5 register file): the one compiled for
+when none is named."""
+
+
+def for_block(name: str) -> str:
+    """The plug-in for a file whose target block names `name` and no target option: the cpu's
+    for `target cpu`, else `DEFAULT` (the SCAMP-5 plug-in reads a scamp5_wide block itself)."""
+    return name if name == "cpu" else DEFAULT
+
 
 def get(name: str) -> Target:
     """The target called `name` (KeyError for an unknown one)."""
@@ -80,4 +91,4 @@ def get(name: str) -> Target:
     return getattr(importlib.import_module(module), attribute)
 
 
-__all__ = ["TARGETS", "Target", "get"]
+__all__ = ["DEFAULT", "TARGETS", "Target", "for_block", "get"]

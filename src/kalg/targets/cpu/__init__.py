@@ -52,7 +52,7 @@ class CpuTarget:
     emit = Stage.DECOMPOSITION
 
     def cost(self):
-        from kalg.eqsat import cost
+        from kalg.targets.cpu import cost
         return cost.cpu()
 
     def lower(self, outputs, **options):

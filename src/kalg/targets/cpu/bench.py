@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kalg.algebra.kernel import BOOLEAN, Kernel
 from kalg.diagnostics import UsageError
-from kalg.kernel import BOOLEAN, Kernel
 from kalg.targets.cpu.borders import Border
 from kalg.targets.cpu.runner import build
 

@@ -10,23 +10,21 @@ from typing import Any
 from kalg.diagnostics import KalgSemanticError, UsageError
 from kalg.stages import Stage
 
-FRONT_END = (Stage.AST, Stage.KERNELS)
-"""Stages that do not depend on the target: the front end of `kalg.pipeline` answers them."""
-
 
 def optimize(text: str, path: str, settings: Any, output: str | None = None) -> Any:
     """Every output's cheapest verified decomposition under the cpu cost model, as a
-    `pipeline.Result` whose text is the passes (or, for an `output` ending in .py, a module that
+    `kalg.results.Result` whose text is the passes (or, for an `output` ending in .py, a module that
     runs without kalg). UsageError for SCAMP-5 settings, which would be silently ignored."""
     from kalg import frontend, targets
     from kalg.eqsat import engine
-    from kalg.pipeline import Result, compile_text
+    from kalg.frontend.stages import FRONT_END, front_end
+    from kalg.results import Result
     from kalg.targets.cpu import optimize as cpu
     from kalg.targets.cpu.plan import format_channels, plan_channels
 
     _refuse_scamp5_settings(settings)
     if settings.emit in FRONT_END:
-        return compile_text(text, path, dataclasses.replace(settings, target="cpu"))
+        return front_end(text, path, dataclasses.replace(settings, target="cpu"))
     if settings.emit is Stage.PROGRAM:
         raise UsageError("the cpu target has no program: it prints the decomposition and its "
                          "operations per pixel (use --emit decomposition, or leave --emit out)")
@@ -88,8 +86,8 @@ def compile(text: str, path: str, settings: Any, **options: Any) -> Any:
     `program` is the verified callable of `kalg.targets.cpu.build` (`options`, e.g. `border=`,
     go to it); for an earlier stage, that stage as `optimize` makes it."""
     from kalg import frontend
-    from kalg.api import CompileResult
-    from kalg.targets.cpu import build
+    from kalg.results import CompileResult
+    from kalg.targets.cpu.runner import build
 
     if settings.emit is not Stage.PROGRAM:
         if options:

@@ -34,11 +34,12 @@ from fractions import Fraction
 
 import numpy as np
 
-from kalg.decomp import reachable
+from kalg.algebra.decomp import reachable
+from kalg.algebra.kernel import BOOLEAN, MINPLUS, REAL, Kernel, Semiring, np_add
 from kalg.diagnostics import KalgSemanticError, VerificationError
-from kalg.eqsat import analyses, cost, engine, extract
+from kalg.eqsat import analyses, engine, extract
 from kalg.eqsat.terms import balanced_sum
-from kalg.kernel import BOOLEAN, MINPLUS, REAL, Kernel, Semiring, np_add
+from kalg.targets.cpu import cost
 from kalg.targets.cpu.borders import DEFAULT as DEFAULT_BORDER
 from kalg.targets.cpu.borders import Border
 

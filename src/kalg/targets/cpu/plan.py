@@ -17,9 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from kalg.algebra.kernel import REAL, Kernel, Semiring
 from kalg.diagnostics import KalgSemanticError
 from kalg.eqsat import engine
-from kalg.kernel import REAL, Kernel, Semiring
 from kalg.targets.cpu.optimize import (
     DEFAULT_LIMITS,
     CpuResult,

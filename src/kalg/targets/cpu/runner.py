@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from kalg import frontend
+from kalg.algebra.kernel import BOOLEAN, REAL, Kernel
 from kalg.diagnostics import KalgError, KalgSemanticError, VerificationError
-from kalg.kernel import BOOLEAN, REAL, Kernel
 from kalg.targets.cpu.borders import DEFAULT, Border, parse_border
 from kalg.targets.cpu.plan import CpuPlan, plan_channels, plan_outputs
 

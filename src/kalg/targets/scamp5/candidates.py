@@ -1,0 +1,187 @@
+"""Candidate decompositions of a definition's outputs, for code generation to choose from.
+
+`search` runs the algebra's e-graph (`kalg.targets.scamp5.optimize`) and adds the direct
+constructions (Horner, the factor chains, the expression as written); large separable or factorable
+kernels get the direct candidates only (`large_candidates`), and filters of more than
+`JOINT_OUTPUTS` outputs none (their own programs are built in `kalg.targets.scamp5.filters`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kalg import frontend
+from kalg.algebra.decomp import Decomposition
+from kalg.clock import Clock
+from kalg.eqsat import engine
+from kalg.settings import Deadline, Settings
+from kalg.stages import Stage
+from kalg.targets.scamp5 import codegen, portfolio
+from kalg.targets.scamp5.codegen.chain import chain_widths
+from kalg.targets.scamp5.codegen.separable import separable_candidate
+from kalg.targets.scamp5.optimize import Optimized, Options, direct_decomposition, optimize
+
+
+@dataclass
+class Found:
+    """What `search` found: the candidates of each op set searched (name → decomposition),
+    the search's statistics and the provenance of the e-graph's candidates, whether the
+    kernel took the large path, and the e-graph's result (None where it was not run)."""
+
+    stats: dict[str, object]
+    candidates: dict[str, dict[str, Decomposition]]
+    provenance: dict[str, list[str]]
+    large: bool
+    optimized: Optimized | None = None
+
+
+def search(definition: frontend.Definition, settings: Settings, ops: str,
+           deadline: Deadline, clock: Clock) -> Found:
+    """The candidate decompositions of `definition`'s outputs under op set `ops` (and the op
+    sets it includes), with the search's statistics. Under --emit egraph or decomposition only
+    the e-graph is run (`Found.optimized`), and no candidates are made."""
+    large = large_candidates(definition.outputs) if settings.emit is Stage.PROGRAM else None
+    if large:
+        # Large separable or factorable kernels: the direct candidates only (see LARGE_TAPS).
+        stats: dict[str, object] = {"algebra e-graph": _LARGE_NOTE}
+        provenance: dict[str, list[str]] = {}
+        candidates = {ops: large}
+    elif len(definition.outputs) > JOINT_OUTPUTS and settings.emit is Stage.PROGRAM:
+        # Its candidates would not be searched (`_choose`): the filter's own programs only.
+        stats, provenance, candidates = {"algebra e-graph": _FILTER_NOTE}, {}, {ops: {}}
+    else:
+        if settings.progress:
+            settings.progress("e-graph: saturating the algebra, extracting decompositions")
+        # Search the algebra: seeded e-graph, bounded saturation, DAG-cost extraction.
+        optimized = optimize(definition.outputs, search_options(ops, settings, deadline),
+                             definition.structure)
+        clock.lap("optimize")
+        stats = search_stats(optimized)
+        if settings.emit is not Stage.PROGRAM:
+            return Found(stats, {}, {}, False, optimized)
+        # Generate code for every candidate decomposition; the shortest verified program wins.
+        shared = {"e-graph variants": optimized.applied,
+                  "horner": direct_decomposition(definition.outputs)}
+        if optimized.as_written is not None:
+            shared["as written"] = optimized.as_written
+        if (chain := codegen.factor_chain(definition.outputs)) is not None:
+            shared["factor chain"] = chain
+        if (first := codegen.factor_chain(definition.outputs, halve_first=True)) is not None:
+            shared["factor chain, halving first"] = first
+        if (split := codegen.factor_chain(definition.outputs, split=True)) is not None:
+            shared["split chain"] = split
+        extracted = {ops: optimized.decomposition, **optimized.extra}
+        candidates = {op_set: {egraph_name(op_set, ops): extracted[op_set], **shared}
+                      for op_set in extracted}
+        provenance = {"e-graph": optimized.provenance,
+                      "e-graph variants": optimized.applied_provenance}
+        return Found(stats, candidates, provenance, False, optimized)
+    return Found(stats, candidates, provenance, bool(large))
+
+
+def search_options(ops: str, settings: Settings, deadline: Deadline) -> Options:
+    """Search options; under --timeout, each of the two saturations (algebra, lowering) and
+    the extraction get a quarter of the time left, so that code generation starts in time to
+    find a program (a third each left it nothing, and a random 9x9 kernel with --timeout 1
+    ran 3 s)."""
+    seconds, extraction = settings.time_limit, 3 * settings.time_limit
+    if deadline.end is not None:
+        left = max(deadline.left(), 0.1)
+        seconds, extraction = min(seconds, left / 4), min(extraction, left / 4)
+    limits = engine.Limits(nodes=settings.node_limit, seconds=seconds)
+    included = portfolio.OP_ORDER[: portfolio.OP_ORDER.index(ops)]  # searched too (monotone)
+    return Options(op_set=ops, limits=limits, extraction_seconds=extraction, also=included)
+
+
+def egraph_name(op_set: str, ops: str) -> str:
+    """The e-graph candidate's name: "e-graph", or "e-graph (basic)" for the basic extraction
+    searched under op set all."""
+    return "e-graph" if op_set == ops else f"e-graph ({op_set})"
+
+
+LARGE_TAPS = 49
+"""Kernels with more taps than this (beyond 7x7, the benchmark's largest) that are separable
+or factor into integer factors get only the direct candidates (the factor chain, row-then-column
+by Horner, Horner over the whole kernel), and no e-graph: on a 31x31 box the e-graph's flat
+literals took 34 s to extract and 48 s to lower, for 520 instructions where row-then-column
+gives 43 in a few seconds; the 9x9 Gaussian took 20 s for the factor chain's 36 instructions,
+now found in under 2 s of CPU time."""
+
+
+_LARGE_NOTE = (f"not run (more than {LARGE_TAPS} taps and separable or factorable: direct "
+               "candidates only)")
+
+
+LARGE_VALUES = 200
+"""In the large path, candidates with more live values than this are left out (Horner over a
+whole 9x9 Gaussian, 285 values: 14 s of screening for 287 instructions)."""
+
+
+FLAT_LARGE_VALUES = 256
+"""...except Horner over a kernel of one digit plane (a flat sum: no halvings, one add per
+tap), admitted up to this many: the 11x11 box's 241 values screen in under a second and refine
+to 15 instructions, where row-then-column gives 16 (a random 9x9 of three planes, 163 values,
+takes 6.5 s to screen)."""
+
+
+CHAIN_WIDTH = 3
+
+
+def large_candidates(outputs: dict) -> dict[str, Decomposition] | None:
+    """The direct candidates of a large kernel (`LARGE_TAPS`), or None for the full search.
+    When the kernel is separable, the factor chain is offered only if its factors are small
+    sums (at most `CHAIN_WIDTH` taps, as the binomial Gaussian's 1 + x): a chain of long factors
+    (a box's cyclotomic factors) groups the same row sums differently and took 12 s to screen
+    on a 21x21 box for 48 instructions, where row-then-column took 4 s for 28."""
+    if max(len(k.trimmed()) for k in outputs.values()) <= LARGE_TAPS:
+        return None
+    found = {}
+    split = separable_candidate(outputs)
+    chain = codegen.factor_chain(outputs)
+    widths = [w for k in outputs.values() for w in chain_widths(k)]
+    if chain is not None and (split is None or max(widths) <= CHAIN_WIDTH):
+        # both orders of halving: neither is shorter on every kernel (LoG 9x9: 33 halving
+        # after each factor, 37 halving first; binomial Gaussians: halving first)
+        found["factor chain"] = chain
+        found["factor chain, halving first"] = codegen.factor_chain(outputs, halve_first=True)
+    if split is not None:
+        found["separable"] = split
+        if "factor chain" not in found:  # the chain of small factors wins there (Gaussians)
+            found["separable, column first"] = separable_candidate(outputs, column_first=True)
+    if not found:
+        return None
+    horner = direct_decomposition(outputs)
+    flat = all(abs(c) == 1 for k in outputs.values() for c in k.trimmed().taps.values())
+    if len(horner.live()) <= (FLAT_LARGE_VALUES if flat else LARGE_VALUES):
+        found["horner"] = horner
+    return found
+
+
+JOINT_OUTPUTS = 3
+"""Filters with more outputs than this skip code generation for the joint decomposition
+candidates: searching a DAG of four to ten outputs takes tens of seconds (and with six
+registers ends without a program), while the constant-matrix program (`_filter_programs`) was
+shorter than that search on every filter of four or more outputs of the scaling study."""
+
+
+_FILTER_NOTE = (f"not run (more than {JOINT_OUTPUTS} outputs: the joint decomposition is not "
+                "searched, the filter's own programs are)")
+
+
+def search_stats(o: Optimized) -> dict[str, object]:
+    algebra = o.algebra
+    stats: dict[str, object] = {
+        "algebra e-graph": (f"{algebra.nodes} e-nodes, {algebra.stop_reason} after "
+                            f"{algebra.iterations} iterations" if algebra else "not run"),
+        "lowering e-graph": f"{o.enodes} e-nodes in {o.eclasses} e-classes",
+        "lowering saturation": (f"{o.saturation.stop_reason} after "
+                                f"{o.saturation.iterations} iterations"),
+        "extraction": "optimal (ILP)" if o.optimal else "greedy or unproven",
+        "estimated cost": round(o.cost, 3),
+        "literals": o.literals,
+        "seeds": ", ".join(f"{k} {v}" for k, v in sorted(o.analyses.items())),
+        "provenance": o.provenance,
+    }
+    for name, terms in o.variants.items():
+        stats[f"best term {name}"] = terms[0] if terms else "none"
+    return stats

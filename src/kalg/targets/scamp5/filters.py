@@ -1,0 +1,364 @@
+"""A filter's program: the decomposition candidates' best against the programs built for the
+filter as a whole (`choose_program`).
+
+For several outputs those are the constant-matrix program over the input divided once, the
+shared shifted sums and the outputs built backwards (op set basic), each output's own compile
+one after another, and with one output per register the program whose last output is made in
+place from the others. The shortest wins; ties keep the earlier (deterministic).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from fractions import Fraction
+
+from kalg.algebra.decomp import Decomposition
+from kalg.diagnostics import KalgError, RegisterPressureError, ResourceLimitError
+from kalg.settings import Deadline, Settings
+from kalg.targets.scamp5 import codegen, portfolio
+from kalg.targets.scamp5.candidates import JOINT_OUTPUTS, search_options
+from kalg.targets.scamp5.machine.isa import REGISTERS as SCAMP5_REGISTERS
+from kalg.targets.scamp5.machine.isa import SIMULATED_REGISTERS, Instr, Res, bus_steps
+from kalg.targets.scamp5.optimize import direct_decomposition, optimize
+from kalg.targets.scamp5.programs import SCREEN, best_program
+
+MATRIX = "shared matrix"
+
+
+CSE = "shared shifted sums"
+
+
+REVERSE = "outputs built backwards"
+
+
+ONE_AT_A_TIME = "outputs one at a time"
+
+
+LAST_IN_PLACE = "last output in place"
+
+
+def _joint_program(candidates: dict[str, dict[str, Decomposition]], outputs: dict,
+                   registers: tuple[str, ...], input_register: str, ops: str,
+                   settings: Settings, deadline: Deadline, large: bool,
+                   ) -> tuple[list[Instr], str, str | None]:
+    """The decomposition candidates' best program: on the large path `best_program`, else the
+    monotone portfolio (`kalg.targets.scamp5.portfolio`: a ladder of register files, op set all
+    also runs basic) over the candidates of each op set."""
+    if large:
+        return best_program(candidates[ops], registers, input_register, ops, deadline,
+                             settings.progress, large=True)
+    wide = any(r not in SCAMP5_REGISTERS for r in registers)
+    universe = SIMULATED_REGISTERS if wide else SCAMP5_REGISTERS
+    budget = portfolio.Budget(tuple(registers), input_register, ops, tuple(sorted(outputs)),
+                              universe)
+    best = portfolio.best_program(candidates, budget, deadline, settings.progress)
+    return best.program, best.candidate, best.stop
+
+
+def choose_program(candidates: dict[str, dict[str, Decomposition]], outputs: dict,
+                    registers: tuple[str, ...], input_register: str, ops: str,
+                    settings: Settings, deadline: Deadline, large: bool = False,
+                    ) -> tuple[list[Instr], str, str | None]:
+    """The decomposition candidates' best program (`best_program`, for up to `JOINT_OUTPUTS`
+    outputs) against the filter's own programs (`_filter_programs`): the shortest, its name,
+    and why a search stopped early (None: none did). Python's cycle collector is paused
+    meanwhile (`codegen.collector_paused`: a third of code generation's time)."""
+    with codegen.collector_paused():
+        return _choose(candidates, outputs, registers, input_register, ops, settings, deadline,
+                       large)
+
+
+def _choose(candidates: dict[str, dict[str, Decomposition]], outputs: dict,
+            registers: tuple[str, ...], input_register: str, ops: str, settings: Settings,
+            deadline: Deadline, large: bool) -> tuple[list[Instr], str, str | None]:
+    found, stop = None, None
+    pressure: KalgError = _no_joint_program(outputs, registers)
+    single = len(outputs) == 1  # a large kernel of one output: probed first
+    matrix = codegen.matrix_filter(outputs, registers, input_register, ops)
+    try:  # a kernel too large for the code generator still gets the constant-matrix program
+        searchable = [portfolio.searchable(c) for c in candidates.values()]
+    except KalgError as err:
+        searchable, pressure = [], err
+    if searchable and len(outputs) <= JOINT_OUTPUTS and (
+            matrix is None
+            or (portfolio.search_may_win(candidates, outputs, registers, input_register,
+                                         len(matrix), deadline) if single
+                else _joint_may_win(candidates[ops], registers, input_register, ops, deadline,
+                                    len(matrix)))):
+        try:
+            program, winner, stop = _joint_program(candidates, outputs, registers,
+                                                   input_register, ops, settings, deadline,
+                                                   large)
+            found = (program, winner)
+        except RegisterPressureError as err:
+            pressure = err
+        except MemoryError:  # the search's, within KALG_MEMORY_MIB (a random 7x7 kernel)
+            pressure = ResourceLimitError(MEMORY)
+            stop = f"{MEMORY}: the program is the best of the filter's own constructions"
+        except ResourceLimitError as err:  # --timeout before any program: the filter's own
+            pressure, stop = err, f"{err}: the program is the best of the filter's own " \
+                                  "constructions"
+    program, winner = _filter_programs(found, outputs, registers, input_register, ops,
+                                       settings, deadline, matrix)
+    if program is None:
+        raise pressure
+    return program, winner, stop
+
+
+MEMORY = ("the code generator's search over the candidate decompositions ran out of memory "
+          "(KALG_MEMORY_MIB)")
+
+
+JOINT_PROBE_SLACK = 2
+"""A filter's joint decomposition ladder (`_joint_program`: two op sets, up to six register
+files, each candidate screened and the best refined twice; 10-50 s of CPU for two or three
+outputs) is run only where a probe - every candidate screened once on the whole register
+file - is at most this many instructions longer than the constant-matrix program. On 19
+filters of docs/scaling.md's study (18 registers: seeds 0-9 and 100-102, 106-108 with two
+or three outputs; 6 registers: seed 3 with three) the ladder's program was at most 3
+instructions shorter than its probe (seed 108, two outputs: probe 21, ladder 18, matrix 19),
+so a probe more than 2 longer than the matrix program leaves the ladder 4 or more to find to
+win. A slack of 1/8 of the matrix program ran it where it cannot win and cost up to 43 s (seed
+106, three outputs: probe 31, matrix 28, ladder 29)."""
+
+
+def _joint_may_win(candidates: dict[str, Decomposition], registers: tuple[str, ...],
+                   input_register: str, ops: str, deadline: Deadline, bound: int) -> bool:
+    """Whether the joint ladder is worth running against a program of `bound` instructions
+    (`JOINT_PROBE_SLACK`); also where no candidate fits the whole register file in one screen
+    (the probe says nothing then). Deterministic: the screen is bounded by counts. The
+    candidates are screened fewest live values first, and the first within the slack ends the
+    probe."""
+    usable = dict(enumerate(dict.fromkeys(portfolio.searchable(candidates).values())))
+    fits = False
+    for _, key in portfolio.screen_order(usable):
+        try:
+            program = portfolio.generate_within(usable[key], registers, input_register, ops,
+                                                SCREEN, deadline)
+        except RegisterPressureError:
+            continue
+        if len(program) <= bound + JOINT_PROBE_SLACK:
+            return True  # the answer whatever the other candidates give: stop here
+        fits = True
+    return not fits
+
+
+def _filter_programs(found: tuple[list[Instr], str] | None, outputs: dict,
+                     registers: tuple[str, ...], input_register: str, ops: str,
+                     settings: Settings, deadline: Deadline | None = None,
+                     matrix: list[Instr] | None = None,
+                     ) -> tuple[list[Instr] | None, str | None]:
+    """The shortest of `found` (the decomposition candidates' best, if any) and the programs
+    built for the filter as a whole: the constant-matrix program over the input divided once
+    (`codegen.matrix_filter`), for two or more outputs each output's own compile run one
+    after another (`one_at_a_time`), and for one output per register the program whose last
+    output is made in place from the others (`codegen.full_filter`). Ties keep `found`, then
+    that order (deterministic). With one output per register and no program at all, the
+    RegisterPressureError says why the in-place form has none. `matrix`: the constant-matrix
+    program when the caller has built it already."""
+    programs = [found] if found is not None else []
+    if matrix is None:
+        matrix = codegen.matrix_filter(outputs, registers, input_register, ops)
+    if matrix is not None:
+        programs.append((matrix, MATRIX))
+    # shared shifted sums: never shorter in op set all (measured, issue-12-cse): basic only
+    if len(outputs) > 1 and ops == "basic" and (
+            cse := codegen.cse_filter(outputs, registers, input_register, ops)) is not None:
+        programs.append((cse, CSE))
+    if len(outputs) > 1 and (
+            back := codegen.reverse_filter(outputs, registers, input_register, ops)) is not None:
+        programs.append((back, REVERSE))
+    bound = min((len(p) for p, _ in programs), default=None)
+    if len(outputs) > 1 and (seq := one_at_a_time(outputs, registers, input_register, ops,
+                                                    settings, bound, deadline)) is not None:
+        programs.append((seq, ONE_AT_A_TIME))
+    why = None
+    if len(outputs) > 1 and len(outputs) == len(registers):
+        full, why = codegen.full_filter(outputs, registers, input_register, ops)
+        if full is not None:
+            programs.append((full, LAST_IN_PLACE))
+    if not programs:
+        if why is not None:
+            raise _full_register_file(outputs, registers, why)
+        return None, None
+    return min(programs, key=lambda p: (len(p[0]), bus_steps(p[0])))
+
+
+def _full_register_file(outputs: dict, registers: tuple[str, ...],
+                        why: str) -> RegisterPressureError:
+    return RegisterPressureError(
+        f"no program found for {len(outputs)} outputs in {len(registers)} registers "
+        f"{' '.join(registers)}: with one output per register, the output written last is "
+        "made in its own register once every other holds its output, by instructions that "
+        "write only that register; " + why,
+        hint="give one more register, or one output fewer (docs/scaling.md, 'One output per "
+             "register', has the argument)")
+
+
+def _no_joint_program(outputs: dict, registers: tuple[str, ...]) -> RegisterPressureError:
+    return RegisterPressureError(
+        f"no program for the {len(outputs)} output(s) fits in {len(registers)} register(s) "
+        f"{' '.join(registers)}",
+        hint="every output needs its register, and the outputs need the input divided once "
+             "and a register to accumulate in; give more registers or fewer outputs")
+
+
+def _lower_bound(kernel) -> int:
+    """Instructions any program needs for `kernel` from the input: n taps take at least
+    (n - 1) / 2 additions (three operands at most), and a halving where a coefficient is not an
+    integer (a single tap only a move). A bound for pruning, not an estimate."""
+    taps = [c for c in kernel.taps.values() if c != 0]
+    adds = (len(taps) - 1 + 1) // 2
+    halves = any(Fraction(c).denominator != 1 for c in taps)
+    return max(adds + halves, 1)
+
+
+def one_at_a_time(outputs: dict, registers: tuple[str, ...], input_register: str, ops: str,
+                  settings: Settings, bound: int | None = None,
+                  deadline: Deadline | None = None) -> list[Instr] | None:
+    """Each output compiled on its own (its own e-graph and candidates) and the programs run
+    one after another, each stage keeping the input and the outputs already made, the output
+    in the input's register last (it may overwrite the input); after any stage the outputs
+    left may instead be finished by one constant-matrix program in the registers left.
+    The register order first (the *sequence of the outputs' own programs* with the registers
+    actually free: the filter is never longer than it, where every stage fits); where a stage
+    of it did not fit, the heaviest output first too (most coefficient mass: it gets the most
+    registers, the light ones are left to the constant-matrix finish; where every stage fits
+    the order is not what limits the program, and a second order would double the stages'
+    code generation). The shortest program; None if nothing beats `bound`."""
+    deadline = deadline or Deadline(None)
+    memo: dict = {}
+    if not _may_finish(outputs, registers, input_register, ops, settings, deadline, memo):
+        return None
+    mass = {r: sum(abs(c) for c in k.taps.values()) for r, k in outputs.items()}
+    plain = sorted(outputs, key=lambda r: (r == input_register, registers.index(r)))
+    heavy = sorted(outputs, key=lambda r: (r == input_register, -mass[r], registers.index(r)))
+    best = None
+    for order in (plain, heavy):
+        if order is heavy and (heavy == plain or not memo.get("a stage did not fit")):
+            break
+        limit = min([b for b in (bound, best and len(best)) if b], default=None)
+        found = _sequence(outputs, order, registers, input_register, ops, settings, limit,
+                          deadline, memo)
+        if found is not None and (best is None or len(found) < len(best)):
+            best = found
+    return best
+
+
+def _may_finish(outputs: dict, registers: tuple[str, ...], input_register: str, ops: str,
+                settings: Settings, deadline: Deadline, memo: dict) -> bool:
+    """False where no sequence can be completed: with one output per register every order
+    ends with the input's register as the only one free, so its own stage there (computed
+    first, memoised for the sequences) must fit, or a constant-matrix finish must keep the
+    last output in place, which needs an output that is a pool value (the input times ±2^j,
+    unshifted; `matrix._Builder._kept`). Saves every other stage's compile where neither
+    holds (six random outputs on six registers: about 14 s of CPU)."""
+    if len(outputs) != len(registers) or input_register not in outputs:
+        return True
+    key = (input_register, (input_register,))
+    memo[key] = output_stage(input_register, outputs[input_register], key[1], input_register,
+                             ops, settings, deadline, memo)
+    return memo[key] is not None or any(_scaled_input(k) for k in outputs.values())
+
+
+def _scaled_input(kernel) -> bool:
+    """Whether `kernel` is the unshifted input times ±2^j (j any integer)."""
+    taps = {d: Fraction(c) for d, c in kernel.taps.items() if c != 0}
+    if set(taps) != {(0, 0)}:
+        return False
+    c = abs(taps[(0, 0)])
+    return c.numerator & (c.numerator - 1) == 0 and c.denominator & (c.denominator - 1) == 0
+
+
+def _sequence(outputs: dict, order: list[str], registers: tuple[str, ...], source: str,
+              ops: str, settings: Settings, bound: int | None, deadline: Deadline,
+              memo: dict) -> list[Instr] | None:
+    """The outputs' own compiles in `order`, each from `source` (kept until the output in its
+    register, which must come last if it is one), or finished after any stage by one
+    constant-matrix program in the registers left: the shortest of these. None if nothing
+    beats `bound` (a stage is not started once the program cannot get shorter than `bound` or
+    the best so far, the stages left counted at `_lower_bound`) or no stage fits."""
+    program: list[Instr] = []
+    best: list[Instr] | None = None
+    done: list[str] = []
+    for i, reg in enumerate(order):
+        free = tuple(r for r in registers if r not in done)
+        rest = codegen.matrix_filter({r: outputs[r] for r in order[i:]}, free,
+                                     source, ops) if i > 0 else None
+        if rest is not None and (bound is None or len(program) + len(rest) < bound) and (
+                best is None or len(program) + len(rest) < len(best)):
+            best = program + rest
+        limit = min([b for b in (bound, best and len(best)) if b], default=None)
+        if limit is not None and len(program) + sum(_lower_bound(outputs[r])
+                                                    for r in order[i:]) >= limit:
+            return best
+        key = (reg, free)
+        if key not in memo:
+            memo[key] = output_stage(reg, outputs[reg], free, source, ops, settings, deadline, memo)
+        part = memo[key]
+        if part is None:
+            memo["a stage did not fit"] = True
+            return best
+        program += part
+        done.append(reg)
+    if bound is not None and len(program) >= bound:
+        return best
+    return program if best is None or len(program) <= len(best) else best
+
+
+def output_stage(reg: str, kernel, free: tuple[str, ...], input_register: str, ops: str,
+                 settings: Settings, deadline: Deadline, memo: dict | None = None,
+                 ) -> list[Instr] | None:
+    """One output's own compile into `reg` within `free`, keeping the input (unless `reg` is
+    the input's register); None if it does not fit. `memo` keeps each output's e-graph
+    search for its next stage (it does not depend on the registers)."""
+    if deadline.passed():
+        return None
+    memo = {} if memo is None else memo
+    if (reg, "e-graph") not in memo:
+        memo[reg, "e-graph"] = optimize({reg: kernel}, search_options(ops, settings, deadline))
+    optimized = memo[reg, "e-graph"]
+    stage = {"e-graph": optimized.decomposition, "e-graph variants": optimized.applied,
+             "horner": direct_decomposition({reg: kernel})}
+    if (chain := codegen.factor_chain({reg: kernel})) is not None:
+        stage["factor chain"] = chain
+    keep = () if reg == input_register else ((input_register, 0),)
+    stage = {n: Decomposition(d.values, (*d.outputs, *keep)) for n, d in stage.items()}
+    try:
+        part, _, _ = best_program(stage, free, input_register, ops, deadline)
+    except (RegisterPressureError, ResourceLimitError):
+        return None
+    return part
+
+
+CLEARED = "every output zero: its register cleared"
+
+
+def zero_outputs(outputs: dict) -> tuple[str, ...]:
+    """The registers of the outputs that are the zero kernel. Such an output is no output of
+    the search: it is made by clearing its register (`res`) after the others (`cleared`), as
+    the program's last instructions, since the others may use the register meanwhile."""
+    return tuple(sorted(r for r, k in outputs.items() if not k.trimmed().entries))
+
+
+def without_zeros(definition, warn=None) -> tuple:
+    """(`definition`, it without its zero outputs, their registers, the warning that names
+    them, or none): what the search compiles, and what `cleared` adds after it. (A zero
+    `kernel` is refused before: alone, it is a mistake; a filter's zero output is a layer's
+    zero weights.)"""
+    zeros = zero_outputs(definition.outputs)
+    if not zeros:
+        return definition, definition, zeros, []
+    what = (f"output{'s' if len(zeros) > 1 else ''} {', '.join(zeros)} "
+            f"{'are' if len(zeros) > 1 else 'is'}")
+    text = (f"'{definition.name}': {what} zero: the program clears "
+            f"{'its register' if len(zeros) == 1 else 'their registers'} (res)")
+    if warn:
+        warn(text)
+    rest = {r: k for r, k in definition.outputs.items() if r not in zeros}
+    return definition, dataclasses.replace(definition, outputs=rest), zeros, [text]
+
+
+def cleared(program: list[Instr], zeros: tuple[str, ...]) -> list[Instr]:
+    """`program` followed by one `res` per register of `zeros` (both op sets have it)."""
+    return [*program, *(Res(r) for r in zeros)]

@@ -1,0 +1,350 @@
+"""The optimizer: output kernels → seeded e-graph → bounded saturation → DAG extraction.
+
+Input: the kernels of one filter (register → dyadic real Kernel). Output: an `Optimized` holding
+the chosen `Decomposition` and the facts about the search (e-graph size, stop reason, times).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from kalg import workers
+from kalg.algebra.decomp import DagBuilder, Decomposition
+from kalg.algebra.kernel import Kernel
+from kalg.clock import Clock
+from kalg.diagnostics import KalgSemanticError
+from kalg.eqsat import analyses, engine, extract, variants
+from kalg.eqsat.terms import parse
+from kalg.eqsat.variants import Variant
+from kalg.targets.scamp5 import cost
+
+FAMILIES = ("ring", "distributivity", "lower", "retime", "scamp5")
+"""Rule families the SCAMP-5 schedule loads (rules/NAME.egg)."""
+
+ALGEBRA = (engine.Stage(("ring",), 6),)
+"""First e-graph: Kernel terms only - factor orders, halving placement, shifts across sums.
+Six iterations: on both op sets of the benchmark, more (12, the earlier limit) never gave a
+shorter program and gave longer ones for gauss5 (basic) and gauss5_gauss3 (all) - the variants
+ranked cheapest in the larger e-graph lower worse; not investigated further. Four is too few
+(box7_div64 basic and gauss5 all get longer). Fewer iterations also mean a smaller e-graph to
+serialise and rank (sobel_xy_div8: 28k e-nodes at 12)."""
+
+LOWERING = (
+    engine.Stage(("lower",), 10),
+    engine.Stage(("lower", "retime"), 1),
+)
+"""Second e-graph: the chosen variants become register operations, then SCAMP-5 macros."""
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    op_set: str = "all"
+    limits: engine.Limits = field(default_factory=engine.Limits)
+    max_literals: int = 30
+    variants: int = 4
+    extraction_seconds: float = 3.0
+    ilp_max_nodes: int = 6_000
+    also: tuple[str, ...] = ()
+    """Further op sets to extract the lowering e-graph under (`Optimized.extra`): the same
+    saturation, another cost model."""
+
+
+@dataclass
+class Optimized:
+    decomposition: Decomposition
+    cost: float
+    optimal: bool
+    saturation: engine.SaturationReport
+    eclasses: int
+    enodes: int
+    literals: int
+    applied: Decomposition
+    """Each output's best variant, halvings first, applied to the input as written."""
+    variants: dict[str, list[str]] = field(default_factory=dict)
+    provenance: list[str] = field(default_factory=list)
+    """The analyses and rule families behind the variants extraction chose (`decomposition`)."""
+    applied_provenance: list[str] = field(default_factory=list)
+    """The same for `applied` (each output's best variant)."""
+    algebra: engine.SaturationReport | None = None
+    analyses: dict[str, int] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    extra: dict[str, Decomposition] = field(default_factory=dict)
+    """The decomposition extracted under each op set of `Options.also`."""
+    as_written: Decomposition | None = None
+    """The outputs written as algebra applied as written (others by their digit planes);
+    None when no output has a written term."""
+
+
+def optimize(outputs: dict[str, Kernel], options: Options = Options(),
+             written: dict[str, tuple] | None = None) -> Optimized:
+    """Find the cheapest decomposition of `outputs` (register → kernel) under SCAMP-5 costs.
+
+    Two bounded saturations: the algebra (seeded Kernel terms and the ring laws), from which the
+    cheapest few Kernel terms of each output are extracted; then the lowering of only those terms
+    to register operations, from which one DAG for all outputs is extracted (ILP, shared work
+    paid once).
+    """
+    _check_outputs(outputs)
+    clock = Clock()
+    seeds = analyses.seed(outputs, options.max_literals, written)
+    clock.lap("analyse")
+    data, algebra = engine.saturate(FAMILIES, algebra_facts(seeds), ALGEBRA, options.limits)
+    kgraph = extract.Graph(data)
+    roots = {name: kgraph.lets[f"k_{name}"] for name in seeds.roots}
+    forms = variants.variants(kgraph, roots, cost.kernel(), options.variants)
+    seeded = [(term, analysis) for _, term, analysis in seeds.unions]
+
+    def origin(picked: dict[str, Variant | None]) -> list[str]:
+        """The analyses and rules behind the variants `picked` (None: the digit planes)."""
+        nodes = frozenset(n for v in picked.values() if v is not None for n in v.nodes)
+        found = variants.provenance(kgraph, seeded, nodes, "ring laws", seeds.introduced)
+        if any(v is None for v in picked.values()):
+            found = sorted({*found, "digit-planes"})
+        return [*found, "lowering"]
+
+    clock.lap("algebra")
+    halved = {name: [variants.halvings_first(v.term) for v in vs] for name, vs in forms.items()}
+    sources = {name: _interleave([v.term for v in vs], halved[name])
+               for name, vs in forms.items()}
+    offered = {name: list(terms) for name, terms in sources.items()}
+    data, report = engine.saturate(FAMILIES, lowering_facts(offered, seeds.outputs), LOWERING,
+                                   options.limits)
+    clock.lap("lowering")
+    graph = extract.Graph(data)
+    model = cost.scamp5(options.op_set)
+    root = graph.lets["root"]
+    choice, optimal, extra = _extractions(graph, options, sorted(outputs))
+    clock.lap("extract")
+    picked = variants.chosen_forms(graph, choice, _output_classes(graph, choice, list(offered)),
+                                   offered)
+    extracted = {name: None if i is None else forms[name][sources[name][offered[name][i]]]
+                 for name, i in picked.items()}
+    counts: dict[str, int] = {}
+    for _, _, name in seeds.unions:
+        counts[name] = counts.get(name, 0) + 1
+    return Optimized(
+        decomposition=to_decomposition(graph, choice, sorted(outputs)),
+        applied=apply_terms({name: forms[0] for name, forms in halved.items()}),
+        cost=extract.choice_cost(graph, root, choice, model),
+        optimal=optimal,
+        saturation=report,
+        eclasses=len(graph.classes),
+        enodes=len(graph.nodes),
+        literals=len(seeds.literals),
+        variants=offered,
+        provenance=origin(extracted),
+        applied_provenance=origin({name: vs[0] for name, vs in forms.items()}),
+        algebra=algebra,
+        analyses=counts,
+        seconds=clock.laps,
+        extra=extra,
+        as_written=_as_written(seeds),
+    )
+
+
+def _as_written(seeds: analyses.Seeds) -> Decomposition | None:
+    """Each output's "as-written" term applied to the input, its literals by their digit
+    planes (the user's structure, with no search); None when no output has one."""
+    written = {name: term for lit, term, analysis in seeds.unions if analysis == "as-written"
+               for name, root in seeds.roots.items() if root == lit}
+    if not written:
+        return None
+    terms = {}
+    for name, root in seeds.roots.items():
+        term = written.get(name, root)
+        terms[name] = _LITERAL_TERM.sub(
+            lambda m: next(analyses.digit_planes(seeds.literals[m.group(1)])), term)
+    return apply_terms(terms)
+
+
+_LITERAL_TERM = re.compile(r'\(Lit "([^"]*)"\)')
+
+def _extractions(graph: extract.Graph, options: Options, names: list[str],
+                 ) -> tuple[extract.Choice, bool, dict[str, Decomposition]]:
+    """The choice under `options.op_set` (and whether it is proven optimal), and the
+    decomposition extracted under each op set of `options.also`. The extractions are
+    independent ILPs over one graph (about 0.15 s each for a 3x3 kernel): `workers.ordered_map`
+    solves them on this process and a forked one, and each is the serial solve's choice."""
+    op_sets = (options.op_set, *options.also)
+    found = workers.ordered_map(lambda i: _extract(graph, cost.scamp5(op_sets[i]), options),
+                                len(op_sets))
+    (choice, optimal), rest = found[0], found[1:]
+    extra = {op_set: to_decomposition(graph, also, names)
+             for op_set, (also, _) in zip(options.also, rest, strict=True)}
+    return choice, optimal, extra
+
+
+def _extract(graph: extract.Graph, model: extract.Cost, options: Options,
+             ) -> tuple[extract.Choice, bool]:
+    """The ILP's choice under `model` (and whether it is proven optimal), else greedy's."""
+    try:
+        return extract.ilp(graph, graph.lets["root"], model, options.extraction_seconds,
+                           max_nodes=options.ilp_max_nodes)
+    except TimeoutError:
+        return extract.greedy(graph, graph.lets["root"], model), False
+
+
+def _interleave(forms: list[str], halved: list[str]) -> dict[str, int]:
+    """Each variant, followed by its halvings-first form when that differs (outputs share the
+    halved input only if their halvings come first; extraction decides if that pays), each
+    with the index of the variant it came from."""
+    out: dict[str, int] = {}
+    for i, (form, first) in enumerate(zip(forms, halved, strict=True)):
+        out.setdefault(form, i)
+        out.setdefault(first, i)
+    return out
+
+
+def _output_classes(graph: extract.Graph, choice: extract.Choice,
+                    names: list[str]) -> dict[str, str]:
+    """Each output's Img e-class, read from the bundle `$root` (outputs in `names` order)."""
+    classes: dict[str, str] = {}
+    bundle = graph.nodes[choice[graph.lets["root"]]]
+    for name in names:
+        classes[name] = bundle.children[0]
+        bundle = graph.nodes[choice[bundle.children[1]]]
+    return classes
+
+
+def _check_outputs(outputs: dict[str, Kernel]) -> None:
+    for name, k in outputs.items():
+        if not k.trimmed().entries:
+            raise KalgSemanticError(
+                f"output {name} is the zero kernel: there is nothing to compute")
+        if not k.is_dyadic():
+            raise KalgSemanticError(
+                f"output {name} has non-dyadic coefficients; SCAMP-5 can only halve: "
+                "approximate it first (an 'approx' setting)")
+
+
+def algebra_facts(seeds: analyses.Seeds) -> str:
+    """egglog text: one `let $k_NAME` Kernel term per output, and the seeded unions."""
+    lines = [f"(let $k_{name} {term})" for name, term in seeds.roots.items()]
+    lines += [f"(union {lit} {term})" for lit, term, _ in seeds.unions]
+    return "\n".join(lines)
+
+
+def lowering_facts(forms: dict[str, list[str]], outputs: dict[str, Kernel]) -> str:
+    """egglog text: each output's variants applied to the input, unioned, and the bundle `$root`.
+
+    The tap-by-tap digit-plane sum is unioned too, so a lowered term exists whatever the limits.
+    """
+    radius = max(k.radius() for k in outputs.values())
+    lines = [f"(set (MaxOffset) {radius + 1})", *analyses.img_powers(outputs)]
+    for name, terms in forms.items():
+        lines.append(f"(let $out_{name} {analyses.img_digit_planes(outputs[name])})")
+        lines += [f"(union $out_{name} (Apply {term} (Input)))" for term in terms]
+    bundle = "(ONil)"
+    for name in reversed(list(forms)):
+        bundle = f"(OCons $out_{name} {bundle})"
+    lines.append(f"(let $root {bundle})")
+    return "\n".join(lines)
+
+
+def to_decomposition(graph: extract.Graph, choice: extract.Choice,
+                     names: list[str]) -> Decomposition:
+    """Turn the chosen Img nodes into SSA values; fused macros become their generic parts."""
+    b = DagBuilder()
+    memo: dict[str, int] = {}
+
+    def value(cid: str) -> int:
+        if (done := memo.get(cid)) is not None:
+            return done
+        node = graph.nodes[choice[cid]]
+        memo[cid] = _lower_node(b, node, [value(k) for k in node.children], graph, choice)
+        return memo[cid]
+
+    return b.build({name: value(cid)
+                    for name, cid in _output_classes(graph, choice, names).items()})
+
+
+def apply_terms(terms: dict[str, str]) -> Decomposition:
+    """Register operations that apply each Kernel term to the input, as the lower rules do with
+    halvings before their operand (apply-half-input) and factors inner first; equal values are
+    computed once (hash-consing), so outputs share their halved inputs and common factors."""
+    b = DagBuilder()
+    return b.build({name: _apply(b, parse(term), b.input)
+                    for name, term in sorted(terms.items())})
+
+
+def _apply(b: DagBuilder, term: list, image: int) -> int:
+    match term[0]:
+        case "Sh":
+            return b.shift(image, int(term[1]), int(term[2]))
+        case "KAdd":
+            return b.add(_apply(b, term[1], image), _apply(b, term[2], image))
+        case "KSub":
+            return b.sub(_apply(b, term[1], image), _apply(b, term[2], image))
+        case "KNeg":
+            return b.neg(_apply(b, term[1], image))
+        case "KHalf":
+            return _apply(b, term[1], b.half(image))
+        case "KCompose":
+            return _apply(b, term[1], _apply(b, term[2], image))
+    raise ValueError(f"not an extracted Kernel term: {term[0]}")
+
+
+def direct_decomposition(outputs: dict[str, Kernel]) -> Decomposition:
+    """Each output by Horner's rule over its digit planes, one tap at a time: a candidate that
+    always exists and keeps few values live (input, accumulator, one moved copy).
+
+    k = 2^e_max · (S_e_max + (S_e_max-1 + (... + S_e_min / 2 ...) / 2) / 2), where S_e is the
+    signed sum of the taps whose power-of-two digit has exponent e.
+    """
+    b = DagBuilder()
+    results = {name: _horner(b, k) for name, k in sorted(outputs.items())}
+    return b.build(results)
+
+
+def _horner(b: DagBuilder, k: Kernel, source: int | None = None) -> int:
+    """Value of k applied by Horner's rule to `source` (default: the input)."""
+    source = b.input if source is None else source
+    planes: dict[int, list[tuple[int, int, int]]] = {}
+    for sign, e, x, y in analyses.tap_digits(k):
+        planes.setdefault(e, []).append((sign, x, y))
+    acc: int | None = None
+    for e in range(min(planes), max(planes) + 1):
+        if acc is not None:
+            acc = b.half(acc)
+        for sign, x, y in planes.get(e, []):
+            term = b.shift(source, x, y)
+            if acc is None:
+                acc = term if sign > 0 else b.neg(term)
+            else:
+                acc = b.add(acc, term) if sign > 0 else b.sub(acc, term)
+    assert acc is not None
+    for _ in range(max(planes)):
+        acc = b.add(acc, acc)
+    for _ in range(-max(planes)):
+        acc = b.half(acc)
+    return acc
+
+
+horner = _horner
+
+
+def _lower_node(b: DagBuilder, node: extract.ENode, kids: list[int], graph, choice) -> int:
+    match node.op:
+        case "Input":
+            return b.input
+        case "Shift":
+            return b.shift(kids[0], *node.args)
+        case "Add":
+            return b.add(kids[0], kids[1])
+        case "Sub":
+            return b.sub(kids[0], kids[1])
+        case "Neg":
+            return b.neg(kids[0])
+        case "Half" | "Div" | "HalfOf":
+            return b.half(kids[0]) if node.op != "HalfOf" else kids[0]
+        case "NegHalfOf":
+            return b.neg(kids[0])
+        case "Add3":
+            return b.add(b.add(kids[0], kids[1]), kids[2])
+        case "AddMv":
+            return b.shift(b.add(kids[0], kids[1]), *node.args)
+        case "SubMv":
+            return b.sub(b.shift(kids[0], *node.args), kids[1])
+    raise AssertionError(f"cannot lower e-node {node.op}")
+

@@ -1,0 +1,576 @@
+"""The pipeline: .kalg text → AST → exact kernels → e-graph → decomposition → verified program.
+
+`compile_file` is the whole compiler, one step per stage; `Settings.emit` stops it early and the
+`Result` then holds that stage's artefact as text. Only this module knows the stage order; the
+stages are `kalg.targets.scamp5.candidates` (decompositions), `kalg.targets.scamp5.programs` and
+`kalg.targets.scamp5.filters` (code generation), the exact searches below, and
+`kalg.targets.scamp5.channel_programs` for several inputs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+
+from kalg import frontend
+from kalg.algebra.kernel import REAL, Kernel
+from kalg.clock import Clock
+from kalg.diagnostics import KalgError, KalgSemanticError, UsageError, VerificationError
+from kalg.frontend.stages import front_end
+from kalg.frontend.target import WIDE
+from kalg.results import Result
+from kalg.settings import Deadline, Settings, hard_deadline
+from kalg.stages import Stage
+from kalg.targets.scamp5 import candidates as search_stage
+from kalg.targets.scamp5 import channel_programs, filters
+from kalg.targets.scamp5.exact import exhaustive as exact
+from kalg.targets.scamp5.exact.factored import shortest_chain
+from kalg.targets.scamp5.exact.kept import kept_program
+from kalg.targets.scamp5.filters import LAST_IN_PLACE, MATRIX, ONE_AT_A_TIME, choose_program
+from kalg.targets.scamp5.machine.isa import REGISTERS as SCAMP5_REGISTERS
+from kalg.targets.scamp5.machine.isa import SIMULATED_REGISTERS, Instr, bus_steps, outside_op_set
+from kalg.targets.scamp5.machine.simulator import footprint, verify_numeric, verify_numeric_channels
+from kalg.targets.scamp5.machine.symbolic import verify_exact
+from kalg.targets.scamp5.machine.text import format_program
+
+__all__ = ["Result", "Settings", "Stage", "compile_file", "compile_text"]
+
+
+VERIFY_SHAPE = (48, 48)
+"""Smallest random image every program is simulated on before it is printed (it grows with
+the kernel's reach, so that every program has an interior to check)."""
+
+
+MAX_REACH = 127
+"""A kernel reaching further than this from its centre leaves no interior on SCAMP-5's 256x256
+array: no output pixel would see all of its inputs."""
+
+
+PRECISION_BITS = 16
+"""Coefficients (as integers over their common power-of-two denominator) wider than this get a
+warning: SCAMP-5's analogue registers hold about 8 bits, and every bit is one more doubling."""
+
+
+def compile_file(path: str | Path, settings: Settings = Settings()) -> Result:
+    """Compile the definition `settings.name` (default: the file's last) of the .kalg file."""
+    return compile_text(frontend.read_source(path), str(path), settings)
+
+
+def compile_text(text: str, path: str = "<string>", settings: Settings = Settings()) -> Result:
+    """Compile .kalg `text` (errors are located in `path`) as `compile_file` does."""
+    if settings.timeout is not None:  # an import cannot be cut: load egglog before the clock
+        from kalg.eqsat import engine
+
+        engine.preload()
+    doing = _Doing(settings.progress)
+    clock = Clock(doing)
+    with hard_deadline(settings.timeout, doing.stage):
+        return _compile_text(text, path, dataclasses.replace(settings, progress=doing), clock)
+
+
+class _Doing:
+    """The progress messages passed on, the last one kept: what --timeout's cut interrupted."""
+
+    def __init__(self, progress: Callable[[str], None] | None) -> None:
+        self.progress, self.last = progress, ""
+
+    def __call__(self, message: str) -> None:
+        self.last = message
+        if self.progress is not None:
+            self.progress(message)
+
+    def stage(self) -> str:
+        return f"'{self.last}'" if self.last else "the front end"
+
+
+def _compile_text(text: str, path: str, settings: Settings, clock: Clock) -> Result:
+    """`compile_text` within its --timeout."""
+    deadline = Deadline(settings.timeout)
+    checked = front_end(text, path, settings)
+    if isinstance(checked, Result):  # a stage of the front end
+        return checked
+    target, definition = checked.module.target, checked.definition
+    input_register = checked.input_register
+    ops = settings.ops or target.ops
+    registers = settings.registers or target.registers
+    target_name = settings.target or target.name
+    if definition.channels:
+        return _compile_channels(definition, path, settings.emit, ops, registers, target,
+                                 target_name, clock, settings, deadline)
+    _check_compilable(definition, input_register, registers, target_name,
+                      from_options=bool(settings.registers or settings.input))
+    full, definition, zeros, warnings = filters.without_zeros(definition, settings.warn)
+    if not definition.outputs:
+        return _cleared_result(full, path, ops, registers, input_register, target_name,
+                               warnings, settings.emit)
+    warnings += _early_warnings(definition, settings.warn)
+    clock.lap("front end")
+    found = search_stage.search(definition, settings, ops, deadline, clock)
+    stats = found.stats
+    if settings.emit is Stage.EGRAPH:
+        return Result(Stage.EGRAPH, _format_stats(stats), stats, definition=definition,
+                      warnings=warnings)
+    if settings.emit is Stage.DECOMPOSITION:
+        decomposition = found.optimized.decomposition
+        return Result(Stage.DECOMPOSITION, str(decomposition) + "\n", stats,
+                      definition=definition, decomposition=decomposition, warnings=warnings)
+    settings.progress("code generation: the candidates and the filter's own constructions")
+    program, winner, stop = choose_program(found.candidates, definition.outputs, registers,
+                                           input_register, ops, settings, deadline, found.large)
+    decomposition = next((c[winner] for c in found.candidates.values() if winner in c), None)
+    if stop:
+        warnings.append(stop)
+        if settings.warn:
+            settings.warn(stop)
+    clock.lap("codegen")
+    program, winner, proof = _prove(settings, definition.outputs, program, winner, registers,
+                                    input_register, ops, deadline)
+    if proof is not None:
+        stats["exhaustive search"] = proof
+    program, definition = filters.cleared(program, zeros), full
+    clock.lap("exact searches")
+    stats["candidate"] = winner
+    stats |= _approximation_stats(definition)
+    stats["stop reason"] = stop or (
+        f"--timeout {settings.timeout:g} s expired during the search: searches were cut, this "
+        "is the best verified program found" if deadline.passed() else
+        "searched every candidate")
+    stats["provenance"] = {**found.provenance,
+                           "horner": ["digit planes (Horner), no e-graph"],
+                           "separable": ["row then column, each by Horner, no e-graph"],
+                           "separable, column first": ["column then row, each by Horner, "
+                                                       "no e-graph"],
+                           "factor chain": ["integer factors applied in turn, no e-graph"],
+                           "factor chain, halving first": [
+                               "integer factors applied in turn, each after its halvings, "
+                               "common factors of the outputs first, no e-graph"],
+                           "split chain": ["integer factors applied in turn, a factor that is "
+                                           "factorable plus a tap as its own chain plus the "
+                                           "tap, no e-graph"],
+                           "as written": ["the expression as written, no e-graph"],
+                           "exhaustive search": ["exact search over all programs, no e-graph"],
+                           KEPT: ["a value of the first instruction kept to the last, the "
+                                  "middle by the exact search, no e-graph"],
+                           FACTORED: ["the exact search's shortest program of each group of "
+                                      "integer factors, one after another, no e-graph"],
+                           MATRIX: ["outputs as a constant-matrix multiplication over the input "
+                                    "divided once, no e-graph"],
+                           ONE_AT_A_TIME: ["each output's own compile, one after another"],
+                           LAST_IN_PLACE: ["constant-matrix program, the last output made in "
+                                           "place from the others"],
+                           }.get(winner, [winner])
+    # Check once more, numerically, against the reference correlation (scipy-equivalent).
+    image = np.random.default_rng(0).uniform(-1, 1, verify_shape(definition.outputs, program))
+    verify_numeric(program, definition.outputs, image, input_register)
+    clock.lap("verify")
+    seconds = {stage: round(s, 3) for stage, s in clock.laps.items()}
+    stats |= _program_stats(program, registers, ops) | {"seconds": seconds}
+    if target_name == WIDE:
+        stats["target"] = _WIDE_NOTE
+    header = _header(definition, path, ops, registers, input_register, target_name)
+    if proof is not None and not zeros:
+        header.append(f"length: {proof}")
+    return Result(Stage.PROGRAM, format_program(program, header=header), stats, program,
+                  definition=definition, decomposition=decomposition, verified=True,
+                  warnings=warnings, input_register=input_register)
+
+
+def _cleared_result(definition: frontend.Definition, path: str | Path, ops: str,
+                    registers: tuple[str, ...], input_register: str, target_name: str,
+                    warnings: list[str], emit: Stage) -> Result:
+    """The program of a definition whose every output is zero: one `res` each, verified."""
+    if emit is not Stage.PROGRAM:
+        raise KalgError(f"every output of '{definition.name}' is zero: there is no "
+                        f"{emit.value} (its program clears the registers)")
+    program = filters.cleared([], tuple(sorted(definition.outputs)))
+    verify_exact(program, definition.outputs, input_register)
+    image = np.random.default_rng(0).uniform(-1, 1, VERIFY_SHAPE)
+    verify_numeric(program, definition.outputs, image, input_register)
+    stats = _program_stats(program, registers, ops) | {"candidate": filters.CLEARED}
+    header = _header(definition, path, ops, registers, input_register, target_name)
+    return Result(Stage.PROGRAM, format_program(program, header=header), stats, program,
+                  definition=definition, verified=True, warnings=warnings,
+                  input_register=input_register)
+
+
+def verify_shape(outputs: dict[str, Kernel] | dict[str, dict[str, Kernel]],
+                 program: list[Instr] = ()) -> tuple[int, int]:
+    """The random image a program for `outputs` is checked on: at least `VERIFY_SHAPE`, and
+    wide enough for an interior of 16 pixels whatever the kernels' reach and however far the
+    program reads (its footprint: a program may move values further out than its kernels
+    reach; sizing by the kernels alone left a random 31x31 kernel's program no interior, an
+    internal limit that was reported as an error in the input)."""
+    kernels = [k for v in outputs.values() for k in (v.values() if isinstance(v, dict) else [v])]
+    reach = max((k.radius() for k in kernels), default=0)
+    reach = max(reach, footprint(program).radius if program else 0)
+    side = max(VERIFY_SHAPE[0], 2 * reach + 16)
+    return (side, side)
+
+
+def _compile_channels(definition: frontend.Definition, path: str | Path, emit: Stage, ops: str,
+                      registers: tuple[str, ...], target, target_name: str,
+                      clock: Clock, settings: Settings, deadline: Deadline) -> Result:
+    """A filter over several inputs (`kalg.algebra.channels`): the shortest of the constructions of
+    `channel_programs.shortest_program`, each verified exactly on every input, then checked
+    numerically on random images."""
+    if emit is not Stage.PROGRAM:
+        raise KalgError(f"'{definition.name}' reads several inputs: its programs come from "
+                        "one e-graph per input channel and constant-matrix programs, so there "
+                        "is no single e-graph or decomposition to emit (--emit kernels and "
+                        "ast work)")
+    for err in definition.unapproximated.values():
+        raise err  # SCAMP-5 can only halve: a non-dyadic kernel needs an approx setting
+    channel_programs.check_budget(definition, registers, SIMULATED_REGISTERS if target_name
+                                  == WIDE else SCAMP5_REGISTERS, target_name, settings)
+    program, winner = channel_programs.shortest_program(definition, registers, target.inputs,
+                                                        ops, settings, deadline, clock)
+    clock.lap("codegen")
+    rng = np.random.default_rng(0)
+    shape = verify_shape(definition.channels, program)
+    images = {c: rng.uniform(-1, 1, shape) for c in target.inputs}
+    verify_numeric_channels(program, definition.channels, images)
+    clock.lap("verify")
+    stats = _program_stats(program, registers, ops) | {
+        "candidate": winner, "inputs": " ".join(target.inputs),
+        "seconds": {stage: round(s, 3) for stage, s in clock.laps.items()}}
+    header = _header(definition, path, ops, registers, " ".join(target.inputs), target_name)
+    if settings.exhaustive:  # asked for, so say why there is no proof
+        header.append("length: not proven (the exhaustive search takes one input and one "
+                      "output only)")
+    return Result(Stage.PROGRAM, format_program(program, header=header), stats, program,
+                  definition=definition, verified=True, input_register=target.inputs[0])
+
+
+def _check_compilable(definition: frontend.Definition, input_register: str,
+                      registers: tuple[str, ...], target_name: str = "scamp5",
+                      from_options: bool = False) -> None:
+    """Refuse, before any search, what cannot become a SCAMP-5 program (located at the
+    definition where it is the definition's fault). `from_options`: the budget or input came
+    from the command line, so a budget that misses them is a usage error (exit 2)."""
+    if definition.semiring is not REAL:
+        raise KalgSemanticError(
+            f"'{definition.name}' is a {definition.semiring.name} kernel; SCAMP-5's analogue "
+            "registers compute real sums only", definition.span,
+            "'kalg optimize FILE --target cpu' finds its cheapest decomposition for a CPU")
+    for err in definition.unapproximated.values():
+        raise err  # SCAMP-5 can only halve: a non-dyadic kernel needs an approx setting
+    universe = SIMULATED_REGISTERS if target_name == WIDE else SCAMP5_REGISTERS
+    unknown = [r for r in registers if r not in universe]
+    if unknown and target_name == WIDE:
+        raise KalgError(f"register(s) {', '.join(unknown)} are not in the simulated register file "
+                        f"{SIMULATED_REGISTERS[0]}..{SIMULATED_REGISTERS[-1]}")
+    if unknown:
+        raise KalgError(f"register(s) {', '.join(unknown)} do not exist on SCAMP-5: its analogue "
+                        f"registers are {'..'.join(SCAMP5_REGISTERS[::5])}; use a subset of them "
+                        f"(for a hypothetical wider register file, in simulation only, use "
+                        f"'--target {WIDE}' or write 'target {WIDE} {{ registers: A..R }}')")
+    _check_budget(definition, input_register, registers, from_options)
+    for register, kernel in sorted(definition.outputs.items()):
+        _check_output(definition, register, kernel)
+
+
+def _check_budget(definition: frontend.Definition, input_register: str,
+                  registers: tuple[str, ...], from_options: bool = False) -> None:
+    """The input register and every output register must be in the budget; say which is which."""
+    roles: dict[str, list[str]] = {}
+    if input_register not in registers:
+        roles.setdefault(input_register, []).append("the input register (the image starts there)")
+    for register in sorted(definition.outputs):
+        if register not in registers:
+            role = ("the output register (a kernel's result replaces its input)"
+                    if definition.kind == "kernel"
+                    else f"an output register of '{definition.name}'")
+            roles.setdefault(register, []).append(role)
+    if roles:
+        said = "; ".join(f"{r} is {' and '.join(what)}" for r, what in roles.items())
+        error = UsageError if from_options else KalgSemanticError
+        moved = input_register in roles  # a filter's outputs do not move with the input
+        raise error(
+            f"register(s) {', '.join(roles)} must be in the register budget "
+            f"{' '.join(registers)}: {said}",
+            span=None if from_options else definition.span,
+            hint=f"add them to --registers, or move the input with --input REG "
+                 f"(e.g. --input {registers[0]}: a kernel's result then ends in it too)"
+            if moved else "add them to --registers, or give the filter's outputs registers "
+                          "of the budget")
+
+
+def _check_output(definition: frontend.Definition, register: str, kernel: Kernel) -> None:
+    where = f"'{definition.name}'" + (f" output {register}" if definition.kind != "kernel" else "")
+    if not kernel.trimmed().entries:
+        if (depth := definition.approx_depth.get(register)) is not None:
+            raise KalgSemanticError(
+                f"{where} approximated at depth {depth} is the zero kernel: every coefficient "
+                f"rounds to 0 (largest error {definition.approx_error[register]})",
+                definition.span, "raise the approximation's depth (or give a max_error)")
+        if definition.kind == "kernel":
+            raise KalgSemanticError(f"{where} is the zero kernel: there is nothing to compute",
+                                    definition.span)
+        return  # a filter's output zero as written: its register is cleared (`filters.cleared`)
+    if kernel.radius() > MAX_REACH:
+        raise KalgSemanticError(
+            f"{where} reaches {kernel.radius()} pixels from its centre: on SCAMP-5's 256x256 "
+            f"array no output pixel would see all its inputs (at most {MAX_REACH})",
+            definition.span)
+
+
+def _early_warnings(definition: frontend.Definition,
+                    warn: Callable[[str], None] | None = None) -> list[str]:
+    """What the user should know before a long search (each also sent to `warn` at once):
+    coefficients too wide for analogue registers (each bit a doubling: a long program, and
+    noise far above the signal)."""
+    warnings = []
+    for register, kernel in sorted(definition.outputs.items()):
+        values = [v for v in kernel.taps.values() if v]
+        scale = math.lcm(*(Fraction(v).denominator for v in values))
+        bits = max(abs(int(Fraction(v) * scale)).bit_length() for v in values)
+        if bits > PRECISION_BITS:
+            largest = max(values, key=abs)
+            where = (f"'{definition.name}'"
+                     + (f" output {register}" if definition.kind != "kernel" else ""))
+            warnings.append(
+                f"{where} has a coefficient of {bits} bits ({_short(largest)}): SCAMP-5's analogue "
+                f"registers hold about 8, so the program will be long and its result dominated "
+                f"by noise; consider scaling the kernel down or approximating it")
+            if warn:
+                warn(warnings[-1])
+    return warnings
+
+
+def _short(value: object) -> str:
+    text = str(value)
+    return text if len(text) <= 24 else f"{float(Fraction(value)):.3g}"
+
+
+EXACT_UP_TO = 5
+"""Without --exhaustive, kalg still runs the exact search when its program has at most this
+many instructions (one output; on six of the registers): every shorter length is then searched
+in about 12000 nodes (0.2 to 0.3 s of CPU for 5-instruction programs), so such programs are
+proven shortest or replaced."""
+
+
+EXACT_NODES = 20_000
+"""Node budget of that default search (deterministic; depth 4 takes 10000 to 12000)."""
+
+
+def _prove(settings: Settings, outputs: dict, program: list[Instr], winner: str,
+           registers: tuple[str, ...], inp: str, ops: str,
+           deadline: Deadline) -> tuple[list[Instr], str, str | None]:
+    """The exact search when asked for (--exhaustive) or cheap (`EXACT_UP_TO`); proof None
+    when it did not run."""
+    six = _six_registers(registers, inp, outputs)
+    program, winner = _by_factors(outputs, program, winner, six, inp, ops)
+    program, winner = _by_kept_value(outputs, program, winner, six, inp, ops)
+    seconds = None if deadline.end is None else max(deadline.left(), 0.1)
+    if settings.exhaustive:
+        return _exhaustive(outputs, program, winner, registers, inp, ops,
+                           settings.exhaustive_nodes, seconds)
+    # The default searches run on six of the registers whatever the budget, so that a larger
+    # budget is never longer for want of them (their proof then speaks of those six).
+    if not _cheap_to_prove(program, outputs):
+        return _shorter_by_search(outputs, program, winner, six, inp, ops, seconds)
+    return _exhaustive(outputs, program, winner, six, inp, ops, EXACT_NODES, seconds)
+
+
+def _six_registers(registers: tuple[str, ...], inp: str, outputs: dict) -> tuple[str, ...]:
+    """The register budget of the exact searches that find shorter programs: `registers`, or
+    with more than six of them six (the input's, the outputs', then the first others): the
+    searches are made for six, and a program on six of the registers is a program on all of
+    them, so a larger budget is never longer than A..F for want of these searches."""
+    if len(registers) <= 6:
+        return registers
+    first = [inp, *(o for o in outputs if o != inp)]
+    rest = [r for r in registers if r not in first]
+    return tuple([*first, *rest][:6]) if len(first) <= 6 else registers
+
+
+FACTORED = "shortest factors"
+
+
+FACTOR_NODES = 10_000
+"""Node budget of the exact searches for a small kernel's factors (`codegen.factored`), all
+together: deterministic, at most about half a second of CPU (robinson_ne's 5 takes about
+6000 nodes)."""
+
+
+FACTOR_TAPS = 25
+"""The factors' programs are searched only for kernels of at most this many taps (5x5): the
+exact search is for small factors, and factoring large kernels whole is slow."""
+
+
+def _by_factors(outputs: dict, program: list[Instr], winner: str, registers: tuple[str, ...],
+                inp: str, ops: str) -> tuple[list[Instr], str]:
+    """`program`, or a shorter one made of the shortest programs of the kernel's factors."""
+    if len(outputs) != 1:
+        return program, winner
+    ((out, kernel),) = outputs.items()
+    if len(kernel.trimmed()) > FACTOR_TAPS:
+        return program, winner
+    found = shortest_chain(kernel, registers=registers, input_register=inp, output=out,
+                           op_set=ops, shorter_than=len(program), nodes=FACTOR_NODES)
+    return (program, winner) if found is None else (found, FACTORED)
+
+
+KEPT = "kept value"
+
+
+KEPT_LENGTHS = (6, 7)
+"""Programs of these lengths also meet the family of programs that keep a value of their first
+instruction to the last (`codegen.kept`); shorter ones are searched whole by the exact search
+(`EXACT_UP_TO`), longer ones would need middles too long to search by default."""
+
+
+KEPT_NODES = 30_000
+"""Node budget of those searches, all together: deterministic, at most about 0.4 s of CPU
+(mean_cross's 6 takes about 16500 nodes, some of its middles needing a proof that no
+4-instruction program exists)."""
+
+
+KEPT_INPUT_NODES = 150_000
+"""Node budget of the same family's searches with the input itself kept (no first
+instruction; `codegen.kept`), after those: deterministic, at most about 0.7 s of CPU. A
+6-instruction program's middles (at most 4 instructions) take about 3000 nodes each to the
+end, so all are searched."""
+
+
+KEPT_INPUT_SEARCH = 60_000
+"""Node cap of each of those searches. A 7-instruction program's middles (5 instructions)
+take 0.35 to 0.65 million nodes to the end, but the guided order finds the ones that exist
+early: on the 7-instruction compiles of 3 seeded sets of random 3x3 kernels, every 6 this
+family has was found within 42000 nodes of its search (emboss's within 32000; in the fixed
+order 0.24 to 0.49 million), so a search that has found nothing by then is given up."""
+
+
+def _by_kept_value(outputs: dict, program: list[Instr], winner: str,
+                   registers: tuple[str, ...], inp: str, ops: str) -> tuple[list[Instr], str]:
+    """`program`, or a shorter one whose first instruction makes a value its last reads (or
+    that keeps the input itself to its last instruction)."""
+    if len(outputs) != 1 or len(program) not in KEPT_LENGTHS:
+        return program, winner
+    ((out, kernel),) = outputs.items()
+    found = kept_program(kernel, registers=registers, input_register=inp, output=out,
+                         op_set=ops, shorter_than=len(program), nodes=KEPT_NODES,
+                         input_nodes=KEPT_INPUT_NODES, input_search=KEPT_INPUT_SEARCH)
+    return (program, winner) if found is None else (found, KEPT)
+
+
+FIND_LENGTH = 6
+"""Without --exhaustive, a program of this many instructions (one output; on six of the
+registers) also gets the exact search for a shorter one, within `FIND_NODES`: not a proof
+(the budget rarely exhausts length 5), only programs it finds cheaply."""
+
+
+FIND_NODES = 100_000
+"""Node budget of that search (deterministic; about 0.3 s of CPU on an idle core). On 40
+random sparse 3x3 kernels (seed 4242, entries -2..2), 7 compiled to 6 instructions have a
+5-instruction program; this budget finds the 2 found within 82000 nodes (the others take
+0.86 to 1.6 million: `--exhaustive`)."""
+
+
+def _shorter_by_search(outputs: dict, program: list[Instr], winner: str,
+                       registers: tuple[str, ...], inp: str, ops: str,
+                       seconds: float | None) -> tuple[list[Instr], str, str | None]:
+    """`program` with proof None, or, for a program of `FIND_LENGTH` instructions, the
+    shorter program the bounded exact search found and what it proved."""
+    if len(program) != FIND_LENGTH or len(outputs) != 1:
+        return program, winner, None
+    found, found_winner, proof = _exhaustive(outputs, program, winner, registers, inp, ops,
+                                             FIND_NODES, seconds)
+    if len(found) < len(program):
+        return found, found_winner, proof
+    return program, winner, None
+
+
+def _cheap_to_prove(program: list[Instr], outputs: dict) -> bool:
+    return len(program) <= EXACT_UP_TO and len(outputs) == 1
+
+
+def _exhaustive(outputs: dict, program: list[Instr], winner: str, registers: tuple[str, ...],
+                inp: str, ops: str, nodes: int,
+                seconds: float | None = None) -> tuple[list[Instr], str, str]:
+    """The exact search for a program shorter than `program`: the shorter program if one was
+    found, and in words what was proven about the length (for the program header)."""
+    where = f"op set {ops}, {len(registers)} registers"
+    if len(outputs) != 1:
+        return program, winner, "not proven (the exhaustive search takes one output only)"
+    ((out, kernel),) = outputs.items()
+    outcome = exact.shortest_program(kernel, registers=registers, input_register=inp,
+                                          output=out, op_set=ops, max_length=len(program) - 1,
+                                          nodes=nodes, seconds=seconds)
+    if outcome.program is not None:
+        return outcome.program, "exhaustive search", outcome.describe(ops, len(registers))
+    if outcome.stopped is None:
+        return program, winner, (f"proven shortest ({where}, exhaustive search, "
+                                 f"{outcome.nodes} nodes, found no shorter program)")
+    return program, winner, (f"not proven: no program shorter than {outcome.lower} "
+                             f"instructions exists ({where}), search bound reached "
+                             f"({outcome.stopped}, {outcome.nodes} nodes)")
+
+
+def _program_stats(program: list[Instr], registers: tuple[str, ...], ops: str) -> dict:
+    """The program's statistics, among them the op set it is claimed to be in; that claim is
+    checked here (VerificationError: a kalg bug, every construction keeps to its op set)."""
+    if (outside := outside_op_set(program, ops)) is not None:
+        raise VerificationError(f"{outside}: not in op set '{ops}'",
+                                program_text="\n".join(map(str, program)))
+    used = sorted({r for i in program for r in i.registers()})
+    return {"instructions": len(program), "bus steps": bus_steps(program),
+            "registers": f"{len(used)} of {len(registers)} ({' '.join(used)})", "op set": ops}
+
+
+def _format_stats(stats: dict[str, object]) -> str:
+    return "".join(f"{k}: {v}\n" for k, v in stats.items())
+
+
+_WIDE_NOTE = ("scamp5_wide: a SIMULATED register file wider than SCAMP-5's A..F; "
+              "the program cannot run on the device")
+
+
+def _header(definition: frontend.Definition, path: str | Path, ops: str,
+            registers: tuple[str, ...], inp: str, target_name: str = "scamp5") -> list[str]:
+    lines = [f"kernel: {definition.name} (from {Path(path).name})",
+             f"produced by: kalg, op set {ops}, registers {' '.join(registers)}, input in {inp}",
+             "verified: exactly (symbolic) and numerically (simulated)"]
+    lines[2:2] = approximation_lines(definition)
+    if target_name == WIDE:
+        lines.insert(1, f"target: {_WIDE_NOTE}")
+    return lines
+
+
+def _approximation_stats(definition: frontend.Definition) -> dict[str, object]:
+    """{"approximation": output → its errors (`approx.ApproximationReport.as_dict`)} where an
+    output was approximated, else {}."""
+    approximated = definition.approximation()
+    return {"approximation": {r: a.as_dict() for r, a in approximated.items()}} if approximated \
+        else {}
+
+
+def approximation_lines(definition: frontend.Definition) -> list[str]:
+    """For each approximated output: the kernel the program computes instead of the one
+    written, and the largest coefficient error (the program is exact for the former)."""
+    lines = []
+    for register in sorted(definition.approx_depth):
+        where = f" output {register}" if definition.kind != "kernel" else ""
+        if definition.channels:  # a kernel per input
+            computes = " + ".join(f"{_rows(k)} * {c}"
+                                  for c, k in definition.channels[register].items())
+        else:
+            computes = _rows(definition.outputs[register])
+        error = definition.approx_error.get(register, Fraction(0))
+        exact = f"{error} = " if error.denominator <= 10**6 else ""
+        measured = definition.approximation()[register].describe()
+        lines.append(f"approximated{where}: computes {computes} (depth "
+                     f"{definition.approx_depth[register]}), not the kernel written; largest "
+                     f"coefficient error {exact}{float(error):.3g}, {measured}")
+    return lines
+
+
+def _rows(kernel: Kernel) -> str:
+    """A kernel on one line, its bounding box north row first: [1/8 1/8 1/8; 1/8 0 1/8; ...]."""
+    return "[" + "; ".join(" ".join("." if c is None else str(c) for c in row)
+                           for row in kernel.to_rows(centred=False)) + "]"
