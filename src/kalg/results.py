@@ -34,7 +34,9 @@ class Result:
     """True exactly when `program` was checked exactly and in the simulator."""
     warnings: list[str] = field(default_factory=list)
     input_register: str = "A"
-
+    files: tuple[str, ...] = ()
+    """Files the target wrote itself (a binary artefact: `kalg optimize -o` then writes no
+    text, and names them on stderr)."""
 
 
 @dataclass

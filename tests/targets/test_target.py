@@ -35,7 +35,7 @@ from kalg.targets.scamp5.pipeline import Result  # noqa: E402
 BINOMIAL = {"A": Kernel.from_rows([[1, 2, 1]]).scale(Fraction(1, 4))}
 
 
-@pytest.mark.parametrize("name", ["scamp5", "scamp5_wide", "cpu"])
+@pytest.mark.parametrize("name", ["scamp5", "scamp5_wide", "cpu", "cuda"])
 def test_every_target_is_a_plug_in_of_the_same_shape(name):
     target = targets.get(name)
     assert isinstance(target, targets.Target) and target.name == name
@@ -44,7 +44,7 @@ def test_every_target_is_a_plug_in_of_the_same_shape(name):
     shift = ENode("n2", "Shift", "c4", ("c2",), (3, 0))
     assert target.cost()(add) == pytest.approx(1, abs=0.01)  # one instruction / one operation
     # the target's own model: a move is bus steps on SCAMP-5, free addressing on a cpu
-    assert (target.cost()(shift) == 0) == (name == "cpu")
+    assert (target.cost()(shift) == 0) == (name in ("cpu", "cuda"))
 
 
 def test_scamp5_target_lowers_verifies_and_runs_a_program():

@@ -138,9 +138,11 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="compile for target scamp5_wide, a hypothetical register file wider "
                         "than SCAMP-5's six (verified in simulation only; allows --registers "
                         "up to 26)")
-    p.add_argument("--target", choices=["scamp5", "cpu"], default="scamp5",
+    p.add_argument("--target", choices=["scamp5", "cpu", "cuda"], default="scamp5",
                    help="cpu: throughput of kalg's Halide pipelines against OpenCV and "
-                        "scipy.ndimage on a 3840x2160 image (kalg.targets.cpu.bench); "
+                        "scipy.ndimage on a 3840x2160 image (kalg.targets.cpu.bench); cuda: "
+                        "on CUDA device 0 against CuPy and PyTorch conv2d (cuDNN) "
+                        "(kalg.targets.cuda.bench; an error where there is no device); "
                         "KERNEL names select rows by substring")
     p.add_argument("--out", metavar="DIR", type=Path, default=None,
                    help="also write the table to DIR/bench.md and every number to "
@@ -373,6 +375,9 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "target", "scamp5") == "cpu":
         from kalg.targets.cpu import bench as cpu_bench  # Halide, OpenCV: loaded only here
         return cpu_bench.main(args.kernels or None)
+    if getattr(args, "target", "scamp5") == "cuda":
+        from kalg.targets.cuda import bench as cuda_bench  # Halide, CuPy, PyTorch: only here
+        return cuda_bench.main(args.kernels or None)
     target = WIDE if args.simulated_registers else None
     if args.registers and len(args.registers) > len(REGISTERS) and target is None:
         raise UsageError(f"--registers {len(args.registers)}: SCAMP-5 has {len(REGISTERS)} "

@@ -49,8 +49,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--target", choices=list(TARGETS), default=None,
                    help="the machine to compile for: scamp5 (a verified program), "
                         f"{WIDE} (the same for a SIMULATED register file A..Z, for studies: "
-                        "its programs cannot run on the device), or cpu (the decomposition "
-                        "with the fewest operations per pixel, any semiring); "
+                        "its programs cannot run on the device), cpu (the decomposition "
+                        "with the fewest operations per pixel, any semiring), or cuda (the "
+                        "same plan for a CUDA GPU; -o F.a or F.o writes the compiled library "
+                        "or object and F.h, docs/cuda.md); "
                         "default: the file's target block, else scamp5")
     p.add_argument("--ops", choices=["all", "basic"], default=None,
                    help="SCAMP-5 op set: 'all' macros, or AUKE's 'basic' set "
@@ -154,7 +156,11 @@ def run(args: argparse.Namespace) -> int:
 
         text = json.dumps(base("optimize", file=args.file, definition=_name(result))
                           | compile_fields(result), indent=1) + "\n"
-    if args.output:
+    if result.files:  # a binary artefact the target wrote (cuda): say where
+        print(f"kalg: wrote {', '.join(result.files)}", file=sys.stderr)
+        if args.json:
+            sys.stdout.write(text)
+    elif args.output:
         try:
             Path(args.output).write_text(text, encoding="utf-8")
         except OSError as err:

@@ -1,4 +1,5 @@
-"""`kalg run FILE --image IN -o OUT`: apply a kernel or filter to an image on the cpu.
+"""`kalg run FILE --image IN -o OUT`: apply a kernel or filter to an image on the cpu (or, with
+`--target cuda`, on CUDA device 0: the same plan under a GPU schedule).
 
 The definition's cheapest cpu decomposition (`kalg.targets.cpu`) runs as a Halide pipeline, checked
 against the reference correlation before its first result. Images: `.npy` (any real 2-D array in;
@@ -48,20 +49,28 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="how an 8-bit OUT (PNG, ...) holds values outside 0..255: clip (warn "
                         "when any are), auto (map the result's range onto 0..255), abs (|value|,"
                         " clipped) (default: clip; .npy and .tif keep the values)")
+    p.add_argument("--target", choices=["cpu", "cuda"], default="cpu",
+                   help="where to run: cpu (default), or cuda (CUDA device 0, Halide's GPU "
+                        "schedule of the same plan; an error that says so where there is none)")
     p.add_argument("--stats", action="store_true", help="print times to stderr")
     return p
 
 
 def run(args: argparse.Namespace) -> int:
     from kalg.targets.cpu import borders, runner  # Halide is loaded only by this command
+    build = runner.build
+    if args.target == "cuda":  # the device is asked for first, before any search
+        from kalg.targets.cuda import build, device
+        device.require()
     border = borders.parse_border(args.border) if args.border else None
     definition = runner.load_definition(args.file, args.name)
     inputs = definition.inputs if definition.channels else ()
     image = read_image(Path(args.image), colour=bool(inputs))
     if inputs:  # the channel count is checked before the search
         runner.channel_planes(image, inputs, definition.name)
-    f = runner.build(definition, border,
-                     warn=lambda message: print(f"kalg: warning: {message}", file=sys.stderr))
+    definition = runner.exact_values(  # cpu and cuda compute the exact coefficients
+        definition, lambda message: print(f"kalg: warning: {message}", file=sys.stderr))
+    f = build(definition, border)
     result = f(image)
     outs = result if isinstance(result, dict) else {None: result}
     written = [_named(Path(args.output), name) for name in outs]

@@ -11,6 +11,7 @@ target.
 * `scamp5`, `scamp5_wide` (`kalg.targets.scamp5`): SCAMP-5 instructions, the search and code
   generation of `kalg.targets.scamp5.pipeline`, exact symbolic and simulator checks.
 * `cpu` (`kalg.targets.cpu`): operations per pixel, Halide pipelines.
+* `cuda` (`kalg.targets.cuda`): the cpu's plans, Halide pipelines with a GPU schedule.
 
 This module is light (no numpy, no Halide): `kalg --version` and the argument parser import it.
 """
@@ -70,7 +71,8 @@ class Target(Protocol):
 
 TARGETS = {"scamp5": "kalg.targets.scamp5:TARGET",
            "scamp5_wide": "kalg.targets.scamp5:WIDE_TARGET",
-           "cpu": "kalg.targets.cpu:TARGET"}
+           "cpu": "kalg.targets.cpu:TARGET",
+           "cuda": "kalg.targets.cuda:TARGET"}
 """Target name → 'module:attribute' of its plug-in (imported only when asked for: the search
 and Halide are heavy)."""
 

@@ -30,6 +30,7 @@ from kalg.algebra.kernel import BOOLEAN, Kernel
 from kalg.diagnostics import UsageError
 from kalg.targets.cpu.borders import Border
 from kalg.targets.cpu.runner import build
+from kalg.targets.table import markdown_table
 
 SHAPE = (2160, 3840)
 BORDER = Border("replicate")
@@ -223,26 +224,12 @@ def _measure(row: Row, real: np.ndarray, binary: np.ndarray, repeats: int, mp: f
             "max diff": _agree(out, ref)}
 
 
+COLUMNS = ("row", "ops/pixel", "kalg MP/s", "OpenCV MP/s", "scipy MP/s", "vs OpenCV",
+           "vs scipy", "search s", "compile s", "max diff")
+
+
 def format_table(results: list[dict]) -> str:
-    head = ["row", "ops/pixel", "kalg MP/s", "OpenCV MP/s", "scipy MP/s", "vs OpenCV",
-            "vs scipy", "search s", "compile s", "max diff"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for r in results:
-        cells = []
-        for h in head:
-            v = r[h]
-            if v is None:
-                cells.append("n/a")
-            elif h.startswith("vs"):
-                cells.append(f"{v:.2f}x")
-            elif h == "max diff":
-                cells.append(f"{v:.1e}")
-            elif isinstance(v, float):
-                cells.append(f"{v:.0f}" if h.endswith("MP/s") else f"{v:.2f}")
-            else:
-                cells.append(str(v))
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    return markdown_table(results, COLUMNS)
 
 
 def main(selected: list[str] | None = None, repeats: int = 5) -> int:

@@ -15,14 +15,13 @@ def optimize(text: str, path: str, settings: Any, output: str | None = None) -> 
     """Every output's cheapest verified decomposition under the cpu cost model, as a
     `kalg.results.Result` whose text is the passes (or, for an `output` ending in .py, a module that
     runs without kalg). UsageError for SCAMP-5 settings, which would be silently ignored."""
-    from kalg import frontend, targets
-    from kalg.eqsat import engine
+    from kalg import frontend
     from kalg.frontend.stages import FRONT_END, front_end
     from kalg.results import Result
     from kalg.targets.cpu import optimize as cpu
-    from kalg.targets.cpu.plan import format_channels, plan_channels
+    from kalg.targets.cpu.plan import format_channels
 
-    _refuse_scamp5_settings(settings)
+    refuse_scamp5_settings(settings)
     if settings.emit in FRONT_END:
         return front_end(text, path, dataclasses.replace(settings, target="cpu"))
     if settings.emit is Stage.PROGRAM:
@@ -33,17 +32,7 @@ def optimize(text: str, path: str, settings: Any, output: str | None = None) -> 
     warnings: list[str] = []
     definition = exact_values(frontend.load_text(text, path, "cpu").definition(settings.name),
                               _both(warnings.append, settings.warn))
-    limits = engine.Limits(nodes=min(settings.node_limit, cpu.DEFAULT_LIMITS.nodes),
-                           seconds=settings.time_limit)
-    try:  # the cpu target plug-in: search, passes, verification (no Halide here)
-        if definition.channels:  # a filter over several inputs
-            plan = plan_channels(definition.channels, definition.inputs, limits)
-        else:
-            plan = targets.get("cpu").lower(definition.outputs, limits=limits,
-                                            written=definition.structure)
-    except KalgSemanticError as err:  # locate it at the definition
-        raise KalgSemanticError(f"'{definition.name}': {err.message}", err.span or definition.span,
-                                err.hint) from None
+    plan = plan_for(definition, settings)
     results = plan.results
     stats: dict[str, object] = {}
     for reg, r in results.items():
@@ -71,13 +60,33 @@ def _both(*calls: Any) -> Any:
     return lambda message: [call(message) for call in calls if call is not None]
 
 
-def _refuse_scamp5_settings(settings: Any) -> None:
-    """SCAMP-5 settings with --target cpu would be silently ignored: refuse them."""
+def plan_for(definition: Any, settings: Any) -> Any:
+    """The definition's verified `CpuPlan` under the search limits of `settings` (a semantic
+    error located at the definition). No Halide."""
+    from kalg import targets
+    from kalg.eqsat import engine
+    from kalg.targets.cpu import optimize as cpu
+    from kalg.targets.cpu.plan import plan_channels
+
+    limits = engine.Limits(nodes=min(settings.node_limit, cpu.DEFAULT_LIMITS.nodes),
+                           seconds=settings.time_limit)
+    try:  # the cpu target plug-in: search, passes, verification (no Halide here)
+        if definition.channels:  # a filter over several inputs
+            return plan_channels(definition.channels, definition.inputs, limits)
+        return targets.get("cpu").lower(definition.outputs, limits=limits,
+                                        written=definition.structure)
+    except KalgSemanticError as err:  # locate it at the definition
+        raise KalgSemanticError(f"'{definition.name}': {err.message}", err.span or definition.span,
+                                err.hint) from None
+
+
+def refuse_scamp5_settings(settings: Any, target: str = "cpu") -> None:
+    """SCAMP-5 settings with --target cpu (or cuda) would be silently ignored: refuse them."""
     given = [f"--{n}" for n in ("registers", "ops", "input", "timeout")
              if getattr(settings, n) is not None]
     if given:
         raise UsageError(f"{' and '.join(given)} {'is a' if len(given) == 1 else 'are'} SCAMP-5 "
-                         f"setting{'s' * (len(given) > 1)}: --target cpu has no register "
+                         f"setting{'s' * (len(given) > 1)}: --target {target} has no register "
                          "budget or op set (leave them out, or compile for scamp5)")
 
 
@@ -90,12 +99,7 @@ def compile(text: str, path: str, settings: Any, **options: Any) -> Any:
     from kalg.targets.cpu.runner import build
 
     if settings.emit is not Stage.PROGRAM:
-        if options:
-            raise UsageError(f"unknown option(s) {', '.join(sorted(options))} for --emit "
-                             f"{settings.emit.value}")
-        r = optimize(text, path, settings)
-        return CompileResult(r.text, r.stage.value, r.program, r.stats, r.verified,
-                             r.decomposition, r.definition, r.warnings, target="cpu")
+        return earlier_stage(optimize, text, path, settings, options, "cpu")
     from kalg.targets.cpu.runner import exact_values
 
     warnings: list[str] = []
@@ -105,3 +109,18 @@ def compile(text: str, path: str, settings: Any, **options: Any) -> Any:
     return CompileResult(f"# {definition.name}: cpu pipeline (kalg.targets.cpu)\n", "program",
                          function, verified=True, definition=definition, warnings=warnings,
                          target="cpu")
+
+
+def earlier_stage(optimize: Any, text: str, path: str, settings: Any, options: dict,
+                  target: str) -> Any:
+    """`kalg.compile` for a stage before the program: the target's `optimize` Result as a
+    `CompileResult` of `target`; runtime `options` (border=) are a UsageError there, raised
+    before any search."""
+    from kalg.results import CompileResult
+
+    if options:
+        raise UsageError(f"unknown option(s) {', '.join(sorted(options))} for --emit "
+                         f"{settings.emit.value}")
+    r = optimize(text, path, settings)
+    return CompileResult(r.text, r.stage.value, r.program, r.stats, r.verified,
+                         r.decomposition, r.definition, r.warnings, target=target)

@@ -1,7 +1,9 @@
 """Lowering a cpu plan to a Halide pipeline: the only module that imports Halide.
 
 `compile_plan(plan, border)` returns a `Compiled` function `run(images, outs)` over numpy arrays
-(one image per input channel: one for a kernel or a bank).
+(one image per input channel: one for a kernel or a bank). The cuda target lowers the same plans
+with the same algorithm (`Lowering.algorithm`) under a GPU schedule (`gpu_pipeline`), compiled
+for CUDA ahead of time (`compile_cuda`, `link_cuda`; see the section "cuda" below).
 
 Lowering (`_Lowering`): the input is wrapped in the border's boundary condition (Halide's
 `BoundaryConditions`, whose loop partitioning keeps the clamps out of the steady state); every
@@ -53,6 +55,7 @@ import halide as hl
 import numpy as np
 
 from kalg import __version__
+from kalg.targets.cpu.abi import Buffer, host_buffer
 from kalg.targets.cpu.borders import Border
 from kalg.targets.cpu.plan import STRIP, WINDOW_STRIP, CpuPlan, direct_taps, plan_data
 
@@ -159,7 +162,7 @@ class Lowering:
         self.roots: list[hl.Func] = []       # computed over the image before the strips
         self.at_strip: list[hl.Func] = []    # computed per strip of the output
         self.windows: dict[tuple, hl.Func] = {}
-        self.column_at: list[hl.Func] = []
+        self.column_at: list[tuple[hl.Func, hl.RDom, hl.Var]] = []  # (recurrence, rows, block)
         live = [int(i) for i in data["live"]]
         self.regions = {int(i): tuple(m) for i, m in data["regions"].items()}
         self.readers: dict[int, int] = {}
@@ -173,15 +176,30 @@ class Lowering:
                     self.moved.add(base)
 
     def pipeline(self) -> tuple[hl.Pipeline, list[hl.ImageParam]]:
+        """The cpu pipeline: `algorithm()` placed by the strip schedule (`schedule_cpu`)."""
+        out = self.algorithm()
+        self.schedule_cpu(out)
+        return hl.Pipeline(out), self.params
+
+    def algorithm(self) -> hl.Func:
+        """The output Func (a Tuple for several outputs) and every Func it reads: the same for
+        every schedule. Only scans place themselves (over their region, before the rest);
+        `at_strip` (values read at a move or by several passes) and `column_at` (the column
+        windows' recurrences) are left to the schedule (`schedule_cpu`, the cuda one)."""
         direct = self.data_direct
         outs = [self._direct(name, direct[name]) if name in direct else self.expr(v)
                 for name, v in self.outputs.items()]
         out = hl.Func("out")
-        x, y = self.x, self.y
         if self.boolean:  # any non-zero byte is true; outputs are exactly 0 or 1
             outs = [hl.select(e != 0, hl.u8(1), hl.u8(0)) for e in outs]
         values = [hl.cast(self.type, e) for e in outs]
-        out[x, y] = values[0] if len(values) == 1 else hl.Tuple(values)
+        out[self.x, self.y] = values[0] if len(values) == 1 else hl.Tuple(values)
+        return out
+
+    def schedule_cpu(self, out: hl.Func) -> None:
+        """Strips of rows in parallel, columns vectorised; `at_strip` and the column windows'
+        blocks computed per strip (their rows in sequence, columns vectorised)."""
+        x, y = self.x, self.y
         yo, yi = hl.Var("yo"), hl.Var("yi")
         out.split(y, yo, yi, self.strip(), hl.TailStrategy.GuardWithIf).parallel(yo)
         out.vectorize(x, self.vec, hl.TailStrategy.GuardWithIf)
@@ -189,9 +207,10 @@ class Lowering:
             f.compute_at(out, yo).vectorize(x, self.vec)
         for f in self.roots:
             f.compute_root()
-        for f in self.column_at:
-            f.compute_at(out, yo)
-        return hl.Pipeline(out), self.params
+        for w3, r, block in self.column_at:
+            w3.compute_at(out, yo)
+            w3.update(0).vectorize(x, self.vec)
+            w3.update(1).reorder(x, r.x, block).vectorize(x, self.vec)
 
     def strip(self) -> int:
         """Rows per strip: STRIP, or the power of two at least twice the rows the passes read
@@ -405,11 +424,7 @@ class Lowering:
         w3[x, r.x, yo] = w3[x, r.x - 1, yo] + (base[x, row + n - 1] - base[x, row - 1])
         w = hl.Func(f"cwin{tag}")
         w[x, y] = w3[x, y % s, y // s]
-        # computed per strip of the output (the blocks its rows need; they stay in cache);
-        # rows in sequence, columns vectorised
-        self.column_at.append(w3)
-        w3.update(0).vectorize(x, self.vec)
-        w3.update(1).reorder(x, r.x, yo).vectorize(x, self.vec)
+        self.column_at.append((w3, r, yo))  # placed by the schedule
         return w
 
     def _scan(self, v: int) -> hl.Expr:
@@ -465,35 +480,6 @@ def _multiple(ex: int, ey: int, dx: int, dy: int) -> int | None:
 
 
 # ---------------------------------------------------------------------------- ahead of time
-class _Dim(ctypes.Structure):
-    _fields_ = [("min", ctypes.c_int32), ("extent", ctypes.c_int32),
-                ("stride", ctypes.c_int32), ("flags", ctypes.c_uint32)]
-
-
-class _Type(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class _Buffer(ctypes.Structure):
-    """halide_buffer_t (HalideRuntime.h)."""
-
-    _fields_ = [("device", ctypes.c_uint64), ("device_interface", ctypes.c_void_p),
-                ("host", ctypes.c_void_p), ("flags", ctypes.c_uint64), ("type", _Type),
-                ("dimensions", ctypes.c_int32), ("dim", ctypes.POINTER(_Dim)),
-                ("padding", ctypes.c_void_p)]
-
-
-_TYPES = {np.dtype(np.float32): (2, 32), np.dtype(np.uint8): (1, 8)}
-
-
-def _buffer(a: np.ndarray) -> tuple[_Buffer, object]:
-    h, w = a.shape
-    s0, s1 = (s // a.itemsize for s in a.strides)
-    dims = (_Dim * 2)(_Dim(0, w, s1, 0), _Dim(0, h, s0, 0))
-    code, bits = _TYPES[a.dtype]
-    return _Buffer(0, None, a.ctypes.data, 0, _Type(code, bits, 1), 2, dims, None), dims
-
-
 def _aot(pipeline: hl.Pipeline, params: list[hl.ImageParam], target: hl.Target, path: Path,
          arity: int) -> Callable | None:
     """Compile to object code, link a shared library into the cache, load it; None on any
@@ -521,11 +507,11 @@ def _load(path: Path, arity: int) -> Callable | None:
         fn = ctypes.CDLL(str(path)).kalg_filter
     except (OSError, AttributeError):
         return None
-    fn.argtypes = [ctypes.POINTER(_Buffer)] * arity
+    fn.argtypes = [ctypes.POINTER(Buffer)] * arity
     fn.restype = ctypes.c_int
 
     def run(images: list[np.ndarray], outs: list[np.ndarray]) -> None:
-        buffers = [_buffer(a) for a in [*images, *outs]]
+        buffers = [host_buffer(a) for a in [*images, *outs]]
         status = fn(*(ctypes.byref(b) for b, _ in buffers))
         if status != 0:
             raise RuntimeError(f"the Halide pipeline {path.name} failed with status {status}")
@@ -533,4 +519,184 @@ def _load(path: Path, arity: int) -> Callable | None:
     return run
 
 
-__all__ = ["Compiled", "Lowering", "cache_dir", "compile_plan", "halide_version"]
+# ---------------------------------------------------------------------------- cuda
+# The cuda target (`kalg.targets.cuda`) lowers the same plan with the same `Lowering.algorithm`
+# and places it with a GPU schedule instead of the cpu's strips.
+GPU_TILE = (32, 8)
+"""Threads per block over the output (columns, rows): a warp along each row."""
+
+SHARED_BYTES = 40 * 1024
+"""Shared memory a block may fill with the values it stages (CUDA's static limit: 48 KiB)."""
+
+MAX_THREADS = 1024
+"""Threads per block on every CUDA device: a staged tile (the block's tile and its halo) has
+at most one thread per value."""
+
+WINDOW_THREADS = 64
+"""Threads per block of a column window's recurrence (one thread per column and strip)."""
+
+CUDA_CAPABILITIES = ((8, 6), (8, 0), (7, 5), (7, 0), (6, 1), (5, 0), (3, 5), (3, 2), (3, 0))
+"""The compute capabilities Halide has a target feature for (CUDACapabilityNN)."""
+
+_SHIM = r"""/* kalg: Halide's CUDA runtime runs in the device's primary context, the one CuPy
+   and PyTorch use, so their device pointers are valid in kalg's pipelines (Halide would make a
+   context of its own). Strong definitions of the runtime's weak hooks. */
+#include <stdbool.h>
+#include <stddef.h>
+typedef struct CUctx_st *CUcontext;
+extern void *halide_cuda_get_symbol(void *user_context, const char *name);
+static CUcontext kalg_context = NULL;
+int halide_cuda_acquire_context(void *user_context, CUcontext *ctx, bool create) {
+    if (kalg_context == NULL && create) {
+        int (*init)(unsigned) = halide_cuda_get_symbol(user_context, "cuInit");
+        int (*get)(int *, int) = halide_cuda_get_symbol(user_context, "cuDeviceGet");
+        int (*retain)(CUcontext *, int) =
+            halide_cuda_get_symbol(user_context, "cuDevicePrimaryCtxRetain");
+        int device = 0;
+        if (!init || !get || !retain || init(0) || get(&device, 0) ||
+            retain(&kalg_context, device)) {
+            return -1;
+        }
+    }
+    *ctx = kalg_context;
+    return 0;
+}
+int halide_cuda_release_context(void *user_context) { return 0; }
+"""
+
+
+def cuda_target(capability: tuple[int, int] | None = None, runtime: bool = True) -> hl.Target:
+    """The host with CUDA: PTX for the highest capability Halide knows that is at most
+    `capability` (None: Halide's default, which every device runs); without `runtime`, an
+    object without Halide's runtime (to be linked with one, `compile_standalone_runtime`)."""
+    target = hl.get_host_target().with_feature(hl.TargetFeature.CUDA)
+    for cap in CUDA_CAPABILITIES if capability else ():
+        if cap <= capability:
+            feature = getattr(hl.TargetFeature, f"CUDACapability{cap[0]}{cap[1]}")
+            target = target.with_feature(feature)
+            break
+    return target if runtime else target.with_feature(hl.TargetFeature.NoRuntime)
+
+
+def gpu_pipeline(plan: CpuPlan, border: Border, device: bool = True,
+                 ) -> tuple[hl.Pipeline, list[hl.ImageParam], str]:
+    """The plan's algorithm (`Lowering.algorithm`, the cpu's own) with the GPU schedule, and a
+    line saying how it is placed. The output in tiles of GPU_TILE threads; every value read at
+    a move or by several passes (`at_strip`) staged per tile in shared memory where the
+    staged tiles fit (SHARED_BYTES, MAX_THREADS, and no value read by a stage that runs over
+    the whole image), else computed over the image in tiles of its own; column windows'
+    recurrences one thread per column and strip; truncated scans on the host. `device` False
+    strips the GPU loops (the same tiles and placements as plain loops, rows of tiles in
+    parallel) so that the schedule runs on the CPU: what the tests check without a GPU."""
+    low = Lowering(plan_data(plan), border.mode, border.value, hl.get_host_target())
+    out = low.algorithm()
+    return hl.Pipeline(out), low.params, _schedule_gpu(low, out, device)
+
+
+def _schedule_gpu(low: Lowering, out: hl.Func, device: bool) -> str:
+    x, y = low.x, low.y
+    bx, by, tx, ty = hl.Var("bx"), hl.Var("by"), hl.Var("tx"), hl.Var("ty")
+
+    def tile(stage, a, b, width: int, height: int) -> None:
+        if device:
+            stage.gpu_tile(a, b, bx, by, tx, ty, width, height, hl.TailStrategy.GuardWithIf)
+        else:
+            stage.tile(a, b, bx, by, tx, ty, width, height,
+                       hl.TailStrategy.GuardWithIf).parallel(by)
+
+    tile(out, x, y, *GPU_TILE)
+    margins = list(low.regions.values())
+    rows = max((m[0] + m[1] for m in margins), default=0)
+    cols = max((m[2] + m[3] for m in margins), default=0)
+    staged = (GPU_TILE[0] + cols) * (GPU_TILE[1] + rows)
+    scans = [v for v in low.funcs if low.values[v].op == "prefix"]
+    inputs = [f for v, f in low.funcs.items() if low.values[v].op == "input" and v in low.moved]
+    stages = len(low.at_strip) + len(inputs)
+    shared = (not low.column_at and not scans and staged <= MAX_THREADS
+              and stages * staged * (1 if low.boolean else 4) <= SHARED_BYTES)
+    for f in low.at_strip + (inputs if shared else []):  # inputs read at moves: staged too
+        if shared:  # per tile, in shared memory, one thread per value
+            f.compute_at(out, bx)
+            if device:
+                f.gpu_threads(x, y)
+        else:
+            f.compute_root()
+            tile(f, x, y, *GPU_TILE)
+    for v in scans:  # serial over the image: left on the host (see `_scan`)
+        low.funcs[v].update(0).unscheduled()
+    for w3, r, block in low.column_at:
+        w3.compute_root()
+        tile(w3.update(0), x, block, WINDOW_THREADS, 1)
+        w3.update(1).reorder(r.x, x, block)
+        tile(w3.update(1), x, block, WINDOW_THREADS, 1)
+    where = (f"{stages} value(s) staged per tile in shared memory" if shared
+             else f"{len(low.at_strip)} value(s) over the image, in tiles of their own")
+    extra = (f", {len(low.column_at)} column window(s) one thread per column and strip"
+             if low.column_at else "") + (f", {len(scans)} scan(s) on the host" if scans else "")
+    return f"tiles of {GPU_TILE[0]}x{GPU_TILE[1]} threads, {where}{extra}"
+
+
+OUTPUT_KINDS = {".o": "object", ".a": "static_library", ".h": "c_header", ".stmt": "stmt"}
+
+
+def compile_cuda(plan: CpuPlan, border: Border, files: dict[str, Path], name: str,
+                 capability: tuple[int, int] | None = None, runtime: bool = True) -> str:
+    """Write the plan's cuda pipeline ahead of time: `files` maps kinds ('object',
+    'static_library', 'c_header', 'stmt') to paths; the function is `name`, with one
+    halide_buffer_t argument per input channel, then one per output (the plan's order).
+    Needs no GPU. Returns the schedule's line (`gpu_pipeline`)."""
+    pipeline, params, note = gpu_pipeline(plan, border)
+    kinds = {k: getattr(hl.OutputFileType, k) for k in files}
+    pipeline.compile_to({kinds[k]: str(p) for k, p in files.items()}, params, name,
+                        cuda_target(capability, runtime))
+    return note
+
+
+def _cuda_runtime(target: hl.Target, directory: Path) -> Path:
+    """Halide's runtime for `target` as an object in `directory`, compiled once (it takes
+    longer than a pipeline) and shared by every library linked for that target."""
+    key = hashlib.sha256(f"{target} {halide_version()} {CACHE_FORMAT}".encode()).hexdigest()
+    path = directory / f"kalg_runtime_{key[:16]}.o"
+    if not path.exists():
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=directory) as tmp:
+            hl.compile_standalone_runtime(str(Path(tmp) / "runtime.o"), target)
+            os.replace(Path(tmp) / "runtime.o", path)
+    return path
+
+
+def link_cuda(plan: CpuPlan, border: Border, capability: tuple[int, int] | None,
+              path: Path | None = None) -> tuple[Path, str]:
+    """The plan's cuda pipeline as a shared library (its object with Halide's runtime and the
+    primary-context hooks `_SHIM`, linked by the C compiler) for a machine with a CUDA device of
+    `capability`: at `path`, or in the disk cache (reused when there). Returns the library and
+    how it was obtained; RuntimeError (or OSError) if it cannot be built. No GPU needed: the
+    library is loaded and called by `kalg.targets.cuda.library`."""
+    target = cuda_target(capability)
+    if path is None:
+        directory = cache_dir() or Path(tempfile.mkdtemp(prefix="kalg-cuda-"))
+        path = directory / f"kalg_{_key(plan, border, target)[:32]}.so"
+        if path.exists():
+            return path, "disk cache"
+    cc = shutil.which(os.environ.get("CC", "cc"))
+    if cc is None:
+        raise RuntimeError("the cuda target links its pipelines with a C compiler, and none "
+                           "was found (set CC)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    runtime = _cuda_runtime(target, cache_dir() or path.parent)
+    with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
+        obj, shim, lib = (Path(tmp) / n for n in ("pipeline.o", "shim.c", "pipeline.so"))
+        compile_cuda(plan, border, {"object": obj}, "kalg_filter", capability, runtime=False)
+        shim.write_text(_SHIM, encoding="utf-8")
+        try:
+            subprocess.run([cc, "-shared", "-fPIC", "-o", str(lib), str(obj), str(runtime),
+                            str(shim), "-lpthread", "-ldl", "-lm"], check=True,
+                           capture_output=True, timeout=120)
+        except subprocess.SubprocessError as err:
+            raise RuntimeError(f"linking the cuda pipeline failed: {err}") from None
+        os.replace(lib, path)  # atomic: a reader sees a whole library or none
+    return path, "compiled (cached on disk)"
+
+
+__all__ = ["Compiled", "Lowering", "cache_dir", "compile_cuda", "compile_plan", "cuda_target",
+           "gpu_pipeline", "halide_version", "link_cuda"]
