@@ -22,6 +22,11 @@ about 15 s of CPU time at the search's rate (a node is a state visited or a chil
 two-step test). `--exhaustive-nodes` raises it; the program's header says what was proven when
 the search stops at it."""
 
+BOUND_NODES = 3_000
+"""Default node budget of the lower bound's exact searches (`kalg.targets.scamp5.exact.bounds`),
+all outputs together: deterministic, about 0.1 to 0.4 s of CPU on a 3x3 or 7x7 kernel, usually
+one depth beyond the search's estimate at the start."""
+
 
 @dataclass(frozen=True, slots=True)
 class Settings:
@@ -38,6 +43,10 @@ class Settings:
     exhaustive: bool = False
     """Also run the exact search (`codegen.exhaustive`) for a shorter program, or a proof."""
     exhaustive_nodes: int = EXHAUSTIVE_NODES
+    bound_nodes: int = BOUND_NODES
+    effort: str = "default"
+    """How hard the code generator searches: a level of `kalg.effort.LEVELS` (count budgets)."""
+    """Node budget of the lower bound's exact searches (`exact.bounds`)."""
     progress: Callable[[str], None] | None = None
     input: str | None = None
     """The register the image starts in (and a kernel's result ends in); None: the file's."""
@@ -46,6 +55,15 @@ class Settings:
     When it expires during code generation the best verified program so far is the result."""
     warn: Callable[[str], None] | None = None
     """Receives each warning as soon as it is known (they are also in `Result.warnings`)."""
+    noise_slack: int = 0
+    """Choose, among the programs within this many instructions of the shortest, the one with
+    the least expected analogue error (`kalg.noise_objective`); 0: the shortest."""
+    noise_model: str = "auke"
+    """The noise model of that choice: "auke" or "cain" (`kalg.noise_objective.MODELS`)."""
+    split: str | None = None
+    """A filter with more outputs than registers: "auto" compiles it as a layer, a sequence of
+    programs (`kalg.layers`), "N" with at most N outputs per program; None: the target
+    block's `split`, else such a filter is an error."""
 
 
 class Deadline:

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from kalg import workers
+from kalg import effort, workers
 from kalg.algebra.decomp import Decomposition
 from kalg.diagnostics import KalgError, RegisterPressureError, ResourceLimitError
 from kalg.targets.scamp5 import codegen
@@ -278,6 +278,13 @@ def _rung(usable: dict[str, Decomposition], registers: tuple[str, ...], input_re
     if refine:
         attempt(name, order, REFINE)
         attempt(name, order, REFINE_NARROW)
+        level = effort.current()  # a higher level adds wider searches (`kalg.effort`)
+        ranked = sorted(found, key=lambda f: f[0])
+        if level.widens(ranked[0][0][0]):
+            best = dict.fromkeys((n, o) for (_, _, o), n, _ in ranked)
+            for n, o in list(best)[:level.refined]:
+                attempt(n, o, level.widened(REFINE))
+            attempt(name, order, level.widened(REFINE_NARROW))
     return min(found, key=lambda f: f[0])
 
 

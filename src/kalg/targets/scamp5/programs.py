@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from kalg import workers
+from kalg import effort, workers
 from kalg.algebra.decomp import Decomposition
 from kalg.diagnostics import RegisterPressureError
 from kalg.settings import Deadline
@@ -144,4 +144,8 @@ def _refines(screened: list) -> list[tuple[str, int, codegen.Limits]]:
     jobs = [(name, order, REFINE) for (length, _, order), name, _ in screened[:REFINED]
             if length <= screened[0][0][0] + REFINE_MARGIN]
     (_, _, order), name, _ = screened[0]
-    return [*jobs, (name, order, REFINE_NARROW)]
+    level = effort.current()  # a higher level runs these and wider searches (`kalg.effort`)
+    wider = [] if not level.widens(screened[0][0][0]) else [
+        *((n, o, level.widened(REFINE)) for (_, _, o), n, _ in screened[:level.refined]),
+        (name, order, level.widened(REFINE_NARROW))]
+    return [*jobs, (name, order, REFINE_NARROW), *wider]

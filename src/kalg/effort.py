@@ -1,0 +1,90 @@
+"""How hard kalg searches (`kalg optimize --effort LEVEL`): named levels of count budgets.
+
+A level widens the code generator's refine searches (the wide beam search each screened
+candidate may get again: `programs`, `portfolio`) and the lower bound's exact search
+(`exact.bounds`). Every budget is a count, so a level's program is the same on any machine,
+busy or idle. A level above `default` runs every search `default` runs as well, and the
+shortest program wins, so its program is never longer than default's from the code generator.
+
+Levels (`LEVELS`):
+
+* ``default`` the budgets every other page of the documentation measures;
+* ``high``    each refine search with 4x the expansions and 2x the beam and moves, and the
+              best 3 screened candidates refined (not just the best), where the best screened
+              program has at most 40 instructions (`Effort.up_to`);
+* ``max``     8x the expansions, 2x the beam and moves, the best 5 candidates refined (also
+              up to 40 instructions), and the bound's exact search with 100000 nodes. Measured
+              (docs/cain-families.md): 15-37 s of CPU on 3x3 kernels, 72-141 s on banks and
+              large kernels, so not yet within the 60 s of CPU the issue asks for there.
+
+The level in force is a context variable (`using`), set by the pipeline for one compile and
+read by the searches: the forked workers of `kalg.workers` inherit it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Effort:
+    """The budgets of one level, as multiples of the default's."""
+
+    name: str
+    expansions: int = 1
+    """Factor on a refine search's expansions (per search and in all)."""
+    beam: int = 1
+    """Factor on a refine search's beam width and moves evaluated per state."""
+    refined: int = 1
+    """How many of the best screened candidates get the wider refine search."""
+    bound_nodes: int | None = None
+    """Node budget of the lower bound's exact search (None: `Settings.bound_nodes`)."""
+    up_to: int = 40
+    """The wider searches run only where the screened program has at most this many
+    instructions: their cost grows with the program's length (a 7x7 dense kernel's ~45
+    instructions took more than two minutes of CPU), and short programs are where they win."""
+
+    def widens(self, length: int) -> bool:
+        """Whether a candidate screened at `length` instructions gets the wider searches."""
+        return not self.default and length <= self.up_to
+
+    def widened(self, limits):
+        """`limits` (a `codegen.Limits`) scaled by this level."""
+        return dataclasses.replace(
+            limits, beam=limits.beam * self.beam, moves=limits.moves * self.beam,
+            expansions=limits.expansions * self.expansions,
+            total_expansions=limits.total_expansions * self.expansions)
+
+    @property
+    def default(self) -> bool:
+        return self.expansions == self.beam == self.refined == 1
+
+
+LEVELS = {
+    "default": Effort("default"),
+    "high": Effort("high", expansions=4, beam=2, refined=3),
+    "max": Effort("max", expansions=8, beam=2, refined=5, bound_nodes=100_000),
+}
+
+_CURRENT: ContextVar[Effort] = ContextVar("effort", default=LEVELS["default"])
+
+
+def current() -> Effort:
+    """The level in force (default outside `using`)."""
+    return _CURRENT.get()
+
+
+@contextlib.contextmanager
+def using(name: str) -> Iterator[Effort]:
+    """Run the block at level `name` (a key of `LEVELS`)."""
+    if name not in LEVELS:
+        raise ValueError(f"unknown effort {name!r}; choose one of {', '.join(LEVELS)}")
+    token = _CURRENT.set(LEVELS[name])
+    try:
+        yield LEVELS[name]
+    finally:
+        _CURRENT.reset(token)
