@@ -79,7 +79,8 @@ def compile(source: Any, *, name: str | None = None, target: str | None = None,
     from kalg.settings import Settings
     from kalg.stages import Stage
 
-    text, path = _source_text(source, divisor=divisor, approx=approx, origin=origin)
+    text, path = _source_text(source, divisor=divisor, approx=approx, origin=origin,
+                              free_names=target == "cpu")
     driver.target(target)  # an unknown target is refused before anything else is checked
     if isinstance(registers, str):
         registers = parse_registers(registers)
@@ -154,14 +155,19 @@ def simulate(program: Any, kernel: Any, image: Any = None, *, name: str | None =
     or a `CompileResult` (its definition). `image`: a 2-D array (default: random 256x256 grey
     levels from `seed`); for a filter over several inputs an HxWxC array (C inputs, in the
     order of `input:`), C 2-D arrays or a mapping input → 2-D array (default: random grey
-    levels per input from `seed`, `seed + 1`, ...). `noise`: a `NoiseModel` for an extra, noisy
-    run (`noisy` in the result; one input only). Raises `ProgramMismatchError` when the program
+    levels per input from `seed`, `seed + 1`, ...). `noise`: a `NoiseModel`, or a preset's name
+    ('cain', 'auke', seeded with `seed`), for an extra, noisy run (`noisy` in the result; one
+    input only). Raises `ProgramMismatchError` when the program
     does not compute the kernel (exactly, or on the image's interior), saying which register
     differs and where.
     """
     from kalg.targets.scamp5.machine.simulator import footprint
     from kalg.targets.scamp5.machine.simulator import simulate as run
 
+    if noise is not None:
+        from kalg.targets.scamp5.machine.noise import NoiseModel
+
+        noise = noise if isinstance(noise, NoiseModel) else NoiseModel.named(noise, seed)
     instructions = load_program(program, ops=ops, simulated_registers=simulated_registers)
     if (channels := load_channel_targets(kernel, name=name)) is not None:
         if noise is not None or input is not None:

@@ -64,9 +64,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         _json_error(args, err.message, err.exit_code, err)
         return err.exit_code
     except MemoryError:
+        remedy = ("the kernel is too large for this search; lower --node-limit, or approximate "
+                  "or split the kernel" if args.command in ("optimize", "bench") else
+                  "the kernel or the image is too large; use a smaller one")
         message = ("out of memory (the limit is KALG_MEMORY_MIB, default "
-                   f"{PROCESS_MEMORY_MIB} MiB): the kernel is too large for this search; lower "
-                   "--node-limit, or approximate or split the kernel")
+                   f"{PROCESS_MEMORY_MIB} MiB): {remedy}")
         print(f"kalg: error: {message}", file=sys.stderr)
         _json_error(args, message, 1)
         return 1

@@ -21,11 +21,14 @@ if TYPE_CHECKING:
 __all__ = ["compile", "optimize", "target"]
 
 
-def target(name: str | None) -> Target:
-    """The target plug-in called `name`; None means the one the file's target block describes
-    (`kalg.targets.DEFAULT`). UsageError for a name no plug-in has."""
-    from kalg import targets
+def target(name: str | None, text: str = "", path: str = "<string>") -> Target:
+    """The target plug-in called `name`; None means the one the target block of .kalg `text`
+    describes (`kalg.targets.for_block`: a `target cpu` block, or SCAMP-5's register file).
+    UsageError for a name no plug-in has."""
+    from kalg import frontend, targets
 
+    if name is None and text:
+        name = targets.for_block(frontend.target_name(text, path))
     try:
         return targets.get(name or targets.DEFAULT)
     except KeyError:
@@ -36,10 +39,10 @@ def target(name: str | None) -> Target:
 def optimize(text: str, path: str, settings: Settings, output: str | None = None) -> Result:
     """`kalg optimize`: the stage `settings.emit` of .kalg `text` (errors located in `path`)
     for the target `settings.target`, verified when it is the target's artefact."""
-    return target(settings.target).optimize(text, path, settings, output=output)
+    return target(settings.target, text, path).optimize(text, path, settings, output=output)
 
 
 def compile(text: str, path: str, settings: Settings, **runtime: Any) -> CompileResult:
     """`kalg.compile`: the same compile as a `CompileResult`; `runtime` holds the target's own
     options (UsageError for one it does not take)."""
-    return target(settings.target).compile(text, path, settings, **runtime)
+    return target(settings.target, text, path).compile(text, path, settings, **runtime)

@@ -58,6 +58,10 @@ class CompileResult:
     stats: dict[str, object] = field(default_factory=dict)
     verified: bool = False
     decomposition: Any = None
+    """The SSA decomposition the program was generated from; None where the program was built
+    for the filter as a whole (a shared matrix, outputs one at a time, the last output in
+    place, ...: no single decomposition), where every output was cleared, or before the
+    decomposition stage. `provenance` says which."""
     definition: Any = None
     warnings: list[str] = field(default_factory=list)
     input_register: str = "A"
@@ -101,6 +105,27 @@ class CompileResult:
         if self.definition is not None and self.definition.channels:
             return tuple(self.definition.inputs)
         return (self.input_register,)
+
+    @property
+    def provenance(self) -> str:
+        """Which construction made the program, and so why `decomposition` is or is not None:
+        'decomposition: NAME' (the candidate decomposition it was generated from), or
+        'construction: NAME (...)' for a program built for the filter as a whole."""
+        candidate = self.stats.get("candidate")
+        if self.decomposition is not None:
+            return f"decomposition: {candidate or self.stage}"
+        if candidate is None:
+            return f"stage {self.stage}: no program made from a decomposition"
+        return (f"construction: {candidate} (built for the filter as a whole from no single "
+                "decomposition, so .decomposition is None)")
+
+    @property
+    def approximation(self) -> dict[str, Any]:
+        """Output → `kalg.algebra.approx.ApproximationReport` for each output that was
+        approximated (its largest coefficient error, the L1 norm of the coefficient error, and
+        the gain (DC) against the exact kernel's); empty when none was, and on the cpu, which
+        computes the exact values."""
+        return self.definition.approximation() if self.definition is not None else {}
 
     def __str__(self) -> str:
         return self.text

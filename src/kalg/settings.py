@@ -6,8 +6,11 @@ Every stage of the pipeline reads these; they depend on nothing but the stage na
 from __future__ import annotations
 
 import math
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from kalg.stages import Stage
@@ -75,3 +78,47 @@ class Deadline:
 
     def passed(self) -> bool:
         return self.left() <= 0
+
+
+HARD_SLACK = 0.1
+"""--timeout S holds within S·(1 + HARD_SLACK) + 1 s on every path: `hard_deadline` cuts what
+still runs then."""
+
+
+class TimeoutCut(Exception):
+    """Raised in the main thread by `hard_deadline`'s alarm; turned into a located
+    ResourceLimitError by it (never seen by callers)."""
+
+
+@contextmanager
+def hard_deadline(seconds: float | None, doing: Callable[[], str]) -> Iterator[None]:
+    """Bound the block to `seconds`·(1 + HARD_SLACK) + 0.5 s of wall-clock time: the searches
+    cut themselves at `seconds` (and keep the best program found), but a stage that cannot be
+    cut in the middle (one e-graph iteration, a code generator's beam step, a whole-filter
+    construction) once ran 12.7 s past --timeout 0.1. When the alarm fires the block is
+    abandoned with a ResourceLimitError that says what was cut (`doing()`: the stage running).
+    Only in the main thread (where signals are delivered) and where no other alarm is set;
+    elsewhere the searches' own checks of the deadline are the bound."""
+    usable = (seconds is not None and threading.current_thread() is threading.main_thread()
+              and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0))
+    if not usable:
+        yield
+        return
+
+    def cut(signum, frame):
+        raise TimeoutCut
+
+    previous = signal.signal(signal.SIGALRM, cut)
+    signal.setitimer(signal.ITIMER_REAL, seconds * (1 + HARD_SLACK) + 0.5)
+    try:
+        yield
+    except TimeoutCut:
+        from kalg.diagnostics import ResourceLimitError
+
+        raise ResourceLimitError(
+            f"--timeout {seconds:g} s expired and the compile was cut during {doing()}, before "
+            "a verified program was found",
+            hint="raise --timeout (a program is printed when one is found in time)") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

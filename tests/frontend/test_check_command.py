@@ -21,6 +21,7 @@ kernel sobel_x = [ 1 0 -1
                    1 0 -1 ]
 
 # approximated at depth 4, largest coefficient error 1/48 (about 0.0208); exact: [ 1/3 1/3 1/3 ]
+# L1 error 0.0625, gain (DC) 0.9375 against 1 exact (-6.25%)
 kernel mean = [ 5 5 5 ] / 16
 
 kernel far = [ 1 2 ] @ (0, 0) / 8

@@ -166,3 +166,53 @@ def check_outcome(code: int, err: str, path: Path, *, located: bool = True) -> N
         first = err.splitlines()[0] if err else ""
         match = LOCATED.match(first)
         assert match and match["path"] == str(path), f"error without a location: {first!r}"
+
+
+# ----------------------------------------------------------------------------- hostile sizes
+def _big_number() -> st.SearchStrategy[str]:
+    """Integers, decimals and fractions from 2^31 to about 10^60, of either sign."""
+    big = st.integers(2**31, 10**60) | st.integers(-(10**60), -(2**31)) | st.sampled_from(
+        [2**31, 2**31 + 1, 2**63, 2**63 + 1, 2**64, -(2**31)])
+    decimal = st.tuples(big, st.integers(0, 10**30)).map(lambda t: f"{t[0]}.{t[1]}")
+    fraction = st.tuples(big, st.integers(1, 2**70)).map(lambda t: f"{t[0]}/{t[1]}")
+    return st.one_of(big.map(str), big.map(str), decimal, fraction, st.integers(-9, 9).map(str))
+
+
+def large_value_sources() -> st.SearchStrategy[str]:
+    """.kalg texts whose kernels hold huge coefficients (2^31 and up), in matrices of up to
+    9x9, scaled, divided, raised to powers, in filters, with approximation settings."""
+    cells = st.lists(_big_number(), min_size=1, max_size=9)
+    rows = st.integers(1, 9).flatmap(lambda n: st.lists(
+        st.lists(_big_number(), min_size=n, max_size=n).map(" ".join), min_size=1, max_size=9))
+    matrix = st.one_of(cells.map(lambda c: "[" + " ".join(c) + "]"),
+                       rows.map(lambda r: "[" + "; ".join(r) + "]"))
+    term = st.one_of(matrix, st.tuples(matrix, _big_number()).map(lambda t: f"{t[0]} / {t[1]}"),
+                     st.tuples(matrix, _big_number()).map(lambda t: f"{t[0]} * {t[1]}"),
+                     st.tuples(st.sampled_from(["(1 + x)", "(x - y)"]), st.integers(0, 70),
+                               _big_number()).map(lambda t: f"{t[0]}^{t[1]} * {t[2]}"))
+    setting = st.sampled_from(["", " with approx depth 8", " with approx depth 32",
+                               " with approx max_error 0.001", " with semiring minplus"])
+    kernel = st.tuples(term, setting).map(lambda t: f"kernel k = {t[0]}{t[1]}\n")
+    filt = st.tuples(term, term).map(lambda t: f"filter f = [A: {t[0]}, B: {t[1]}]\n")
+    return st.one_of(kernel, kernel, filt)
+
+
+def deeply_nested_sources() -> st.SearchStrategy[str]:
+    """.kalg texts with one expression nested 150 to 600 levels deep: parentheses, unary minus,
+    functions, long chains of + and *, mixed, around small kernels."""
+    level = st.sampled_from(["({})", "-{}", "transpose({})", "flip({})", "shift({}, 1, 0)",
+                             "({} + x)", "(y * {})", "{} - 1", "mirror_x({})", "({})^1"])
+    leaf = st.sampled_from(["x", "y", "[1 2 1]", "1/3", "k"])
+
+    def nest(t: tuple[list[str], str]) -> str:
+        text = t[1]
+        for pattern in t[0]:
+            text = pattern.format(text)
+        return text
+
+    nested = st.tuples(st.integers(150, 600).flatmap(
+        lambda n: st.lists(level, min_size=n, max_size=n)), leaf).map(nest)
+    chain = st.tuples(st.integers(150, 600), st.sampled_from([" + ", " * ", " - "]), leaf).map(
+        lambda t: t[1].join([t[2]] * t[0]))
+    return st.tuples(st.one_of(nested, chain), st.sampled_from(["", " with approx depth 6"])).map(
+        lambda t: f"kernel k = [1 1 1]\nkernel d = {t[0]}{t[1]}\n")

@@ -9,9 +9,12 @@ from __future__ import annotations
 import os
 
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from tests.fuzz.strategies import (
     check_outcome,
+    deeply_nested_sources,
     kalg_sources,
+    large_value_sources,
     mutated_examples,
     program_texts,
     run_kalg,
@@ -31,6 +34,18 @@ FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 20
 @given(source=kalg_sources())
 def test_generated_kalg_sources_check_cleanly(tmp_path_factory, source):
     path = tmp_path_factory.mktemp("src") / "f.kalg"
+    path.write_text(source, encoding="utf-8")
+    code, _, err, seconds = run_kalg(["check", str(path)])
+    check_outcome(code, err, path)
+    assert seconds < SECONDS
+
+
+@settings(FUZZ, max_examples=min(EXAMPLES, 100))
+@given(source=st.one_of(large_value_sources(), deeply_nested_sources()))
+def test_huge_coefficients_and_deep_nesting_check_cleanly(tmp_path_factory, source):
+    """Issue 27: coefficients of 2^31 to 10^60 and expressions 150-600 levels deep give a
+    result or a located error (scripts/fuzz_campaign.py runs 10,000 of each)."""
+    path = tmp_path_factory.mktemp("hostile") / "h.kalg"
     path.write_text(source, encoding="utf-8")
     code, _, err, seconds = run_kalg(["check", str(path)])
     check_outcome(code, err, path)

@@ -13,6 +13,8 @@ fewest signed powers of two that sum to it, which is what a multiply-free progra
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from fractions import Fraction
 
 from kalg.algebra.kernel import REAL, Kernel
@@ -115,3 +117,57 @@ def pow2_digits(value: Fraction | int) -> list[tuple[int, int]]:
 def _require_real(kernel: Kernel) -> None:
     if kernel.semiring is not REAL:
         raise ValueError(f"only real kernels are approximated, not {kernel.semiring.name} ones")
+
+
+@dataclass(frozen=True, slots=True)
+class ApproximationReport:
+    """What rounding a kernel did to it, beyond its largest coefficient error: the L1 norm of
+    the coefficient error (the largest error on an image of values in [-1, 1]) and the gain
+    (DC) error, the sum of the coefficients - a flat image's brightness - against the exact
+    sum (a 101x101 box rounded at depth 16 keeps every coefficient within 5e-6 and comes out
+    6.6% too dark). All exact; `gain_relative` is None where the exact gain is 0."""
+
+    largest: Fraction
+    l1: Fraction
+    gain: Fraction
+    """The approximated kernel's sum of coefficients."""
+    exact_gain: Fraction
+    gain_relative: Fraction | None
+
+    def describe(self) -> str:
+        """'L1 error 0.0013, gain 0.9843 (exact 1, -1.57%)'."""
+        gain = (f"{100 * float(self.gain_relative):+.3g}%" if self.gain_relative is not None
+                else f"error {float(self.gain - self.exact_gain):.3g}")
+        return (f"L1 error {float(self.l1):.3g}, gain (DC) {float(self.gain):.6g} against "
+                f"{float(self.exact_gain):.6g} exact ({gain})")
+
+    def as_dict(self) -> dict[str, float | None]:
+        """Floats, for --json and --stats."""
+        return {"largest_coefficient_error": float(self.largest), "l1_error": float(self.l1),
+                "gain": float(self.gain), "exact_gain": float(self.exact_gain),
+                "gain_relative_error": (None if self.gain_relative is None
+                                        else float(self.gain_relative))}
+
+
+def report(exact: Kernel | Iterable[Kernel], rounded: Kernel | Iterable[Kernel],
+           ) -> ApproximationReport:
+    """The errors of `rounded` against `exact` (one kernel each, or one per input of a filter
+    over several inputs, in the same order: the gain is then the sum over them).
+
+    >>> k = Kernel.from_rows([[1, 1, 1]]).scale(Fraction(1, 3))
+    >>> r = report(k, approximate(k, 3)[0])
+    >>> r.largest, r.l1, r.gain, r.gain_relative
+    (Fraction(1, 24), Fraction(1, 8), Fraction(9, 8), Fraction(1, 8))
+    """
+    pairs = (list(zip(exact, rounded, strict=True)) if not isinstance(exact, Kernel)
+             else [(exact, rounded)])
+    largest = l1 = gain = exact_gain = Fraction(0)
+    for e, r in pairs:
+        got = dict(r.entries)
+        for offset, c in e.entries:
+            diff = abs(Fraction(got.get(offset, 0)) - Fraction(c))
+            largest, l1 = max(largest, diff), l1 + diff
+        gain += sum((Fraction(c) for _, c in r.entries), Fraction(0))
+        exact_gain += sum((Fraction(c) for _, c in e.entries), Fraction(0))
+    relative = (gain - exact_gain) / exact_gain if exact_gain else None
+    return ApproximationReport(largest, l1, gain, exact_gain, relative)

@@ -58,5 +58,5 @@ def _definition(d) -> dict:
             "outputs": {r: [[None if c is None else str(c) for c in row]
                             for row in k.to_rows()] for r, k in sorted(d.outputs.items())},
             "approximation": {r: {"depth": d.approx_depth[r],
-                                  "max_error": str(d.approx_error.get(r, 0))}
-                              for r in sorted(d.approx_depth)}}
+                                  "max_error": str(d.approx_error.get(r, 0))} | a.as_dict()
+                              for r, a in d.approximation().items()}}

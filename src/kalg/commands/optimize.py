@@ -168,7 +168,8 @@ def run(args: argparse.Namespace) -> int:
         from kalg.progress import reporter, warner
         from kalg.settings import Settings
 
-    target = driver.target(args.target)  # None: the one the file's target block describes
+    text = frontend.read_source(args.file)
+    target = driver.target(args.target, text, args.file)  # None: the file's target block
     progress, done = reporter(args.stats)
     try:
         settings = Settings(
@@ -179,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
             exhaustive=args.exhaustive, split=args.split, noise_slack=args.noise_slack,
             noise_model=args.noise_model, effort=args.effort,
             **({"exhaustive_nodes": args.exhaustive_nodes} if args.exhaustive_nodes else {}))
-        result = driver.optimize(frontend.read_source(args.file), args.file, settings,
+        result = driver.optimize(text, args.file, settings,
                                  output=args.output)
     finally:
         done()

@@ -1,14 +1,16 @@
 """`kalg run FILE --image IN -o OUT`: apply a kernel or filter to an image on the cpu (or, with
 `--target cuda`, on CUDA device 0: the same plan under a GPU schedule).
 
-The definition's cheapest cpu decomposition (`kalg.targets.cpu`) runs as a Halide pipeline,
-checked against the reference correlation before its first result. Images: `.npy` (any real
-2-D array in; float32 out, bool for Boolean kernels) or, through Pillow, PNG/TIFF/other formats
-(read as greyscale; written as 8-bit greyscale clipped to 0..255, or 32-bit float TIFF when OUT
-ends in .tif/.tiff). A filter over several inputs (`input: A B C` in the file's target block)
-reads a colour image instead: a PNG/TIFF's channels (R G B, or R G B A) or an HxWxC .npy give
-the inputs in the order of `input:`, and their number must match. A filter bank writes one
-file per output: OUT with the output's name before the suffix (edges.npy → edges_A.npy,
+The definition's cheapest cpu decomposition (`kalg.targets.cpu`) runs as a Halide pipeline, checked
+against the reference correlation before its first result. Images: `.npy` (any real 2-D array in;
+float32 out, bool for Boolean kernels) or, through Pillow, PNG/TIFF/other formats (read as
+greyscale; written as 8-bit greyscale, or 32-bit float TIFF when OUT ends in .tif/.tiff). An 8-bit
+image holds 0..255 only: `--png-scale clip` (the default) clips and warns when any value lies
+outside, `auto` maps the result's range onto 0..255 (and says how), `abs` writes |value| (an edge
+map's strength), clipped at 255 with a warning. A filter over several inputs (`input: A B C` in the
+file's target block) reads a colour image instead: a PNG/TIFF's channels (R G B, or R G B A) or an
+HxWxC .npy give the inputs in the order of `input:`, and their number must match. A filter bank
+writes one file per output: OUT with the output's name before the suffix (edges.npy → edges_A.npy,
 edges_B.npy), and names them on stderr.
 """
 
@@ -47,6 +49,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="a pipeline's Halide schedule (cpu): fused, fused-16, lean, lean-16, "
                         "root, ... (default: the fastest, measured once on this machine and "
                         "cached)")
+    p.add_argument("--png-scale", choices=PNG_SCALES, default="clip",
+                   help="how an 8-bit OUT (PNG, ...) holds values outside 0..255: clip (warn "
+                        "when any are), auto (map the result's range onto 0..255), abs (|value|,"
+                        " clipped) (default: clip; .npy and .tif keep the values)")
     p.add_argument("--target", choices=["cpu", "cuda"], default="cpu",
                    help="where to run: cpu (default), or cuda (CUDA device 0, Halide's GPU "
                         "schedule of the same plan; an error that says so where there is none)")
@@ -68,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
     image = read_image(Path(args.image), colour=bool(inputs))
     if inputs:  # the channel count is checked before the search
         runner.channel_planes(image, inputs, definition.name)
+    definition = runner.exact_values(  # cpu and cuda compute the exact coefficients
+        definition, lambda message: print(f"kalg: warning: {message}", file=sys.stderr))
     if definition.pipeline is not None and args.target != "cpu":
         raise KalgError(f"'{definition.name}' is a pipeline: pipelines run on the cpu target "
                         "only (leave --target out)")
@@ -83,7 +91,9 @@ def run(args: argparse.Namespace) -> int:
     outs = result if isinstance(result, dict) else {None: result}
     written = [_named(Path(args.output), name) for name in outs]
     for path, array in zip(written, outs.values(), strict=True):
-        write_image(path, array)
+        if (note := write_image(path, array, args.png_scale)) is not None:
+            print(f"kalg: {'note' if args.png_scale == 'auto' else 'warning'}: {path}: {note}",
+                  file=sys.stderr)
     if written != [Path(args.output)]:  # a bank: OUT itself is not written, so say what is
         print(f"kalg: wrote {', '.join(map(str, written))}", file=sys.stderr)
     if args.stats:
@@ -129,19 +139,51 @@ def read_image(path: Path, colour: bool = False) -> np.ndarray:
     return a
 
 
-def write_image(path: Path, a: np.ndarray) -> None:
+PNG_SCALES = ("clip", "auto", "abs")
+"""How an 8-bit image holds a result: clipped to 0..255, its range mapped onto 0..255, or its
+absolute value clipped."""
+
+
+def write_image(path: Path, a: np.ndarray, scale: str = "clip") -> str | None:
+    """.npy as is; .tif/.tiff as 32-bit float; other formats 8-bit, by `scale` (`PNG_SCALES`).
+    Returns a sentence for the user when an 8-bit image does not hold the values as they are
+    (how many were clipped, or the range mapped), else None."""
     import numpy as np  # loaded when used: `kalg --version` must not pay for numpy
 
-    """.npy as is; .tif/.tiff as 32-bit float; other formats 8-bit (clipped to 0..255)."""
     try:
         if path.suffix.lower() == ".npy":
             np.save(path, a)
-            return
+            return None
         from PIL import Image
         if path.suffix.lower() in (".tif", ".tiff"):
             Image.fromarray(a.astype(np.float32), mode="F").save(path)
-        else:
-            data = a.astype(np.uint8) * 255 if a.dtype == bool else np.clip(np.rint(a), 0, 255)
-            Image.fromarray(data.astype(np.uint8), mode="L").save(path)
+            return None
+        data, note = _eight_bit(a, scale)
+        Image.fromarray(data, mode="L").save(path)
+        return note
     except (OSError, ValueError, KeyError) as err:
         raise KalgError(f"cannot write image {str(path)!r}: {err}") from None
+
+
+def _eight_bit(a: np.ndarray, scale: str) -> tuple[np.ndarray, str | None]:
+    """`a` as uint8 by `scale`, and what the user should know about it."""
+    import numpy as np
+
+    if a.dtype == bool:
+        return a.astype(np.uint8) * 255, None
+    values = np.abs(a) if scale == "abs" else np.asarray(a, dtype=np.float64)
+    finite = values[np.isfinite(values)]
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 0.0)
+    if scale == "auto" and hi > lo:
+        mapped = (np.nan_to_num(values, nan=lo, posinf=hi, neginf=lo) - lo) * (255 / (hi - lo))
+        return np.clip(np.rint(mapped), 0, 255).astype(np.uint8), (
+            f"values {lo:g}..{hi:g} mapped linearly onto 0..255 (--png-scale auto)")
+    outside = int(np.count_nonzero(~((values >= 0) & (values <= 255))))
+    data = np.clip(np.rint(np.nan_to_num(values, nan=0.0)), 0, 255).astype(np.uint8)
+    if not outside:
+        return data, None
+    what = "|values|" if scale == "abs" else "values"
+    return data, (f"{outside} of {values.size} pixels ({100 * outside / values.size:.1f}%) hold "
+                  f"{what} outside 0..255 (range {lo:g}..{hi:g}) and were clipped: "
+                  "--png-scale auto maps the range onto 0..255, --png-scale abs writes |value|, "
+                  "and a .tif or .npy OUT keeps the values")

@@ -83,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
     from kalg.targets.scamp5.machine.isa import bus_steps
     from kalg.targets.scamp5.machine.simulator import footprint
 
+    _size(args.size)  # before any work: a size that cannot be simulated is a usage error
+    _noise_model(args)
     program = api.load_program(args.program, ops=args.ops,
                                simulated_registers=args.simulated_registers)
     kernel_path, name = _kernel_spec(args.kernel)
@@ -269,11 +271,23 @@ def _input_image(args: argparse.Namespace):
     return _load_image(args.image), f"{args.image}"
 
 
+MAX_SIDE = 4096
+"""Largest side of a random image: the simulator holds every register as an H x W array of
+float64 (a 20000x20000 image is 3.2 GB a register, and ran out of memory); SCAMP-5's array is
+256x256."""
+
+
 def _size(text: str) -> tuple[int, int]:
     parts = text.lower().split("x")
     if len(parts) not in (1, 2) or not all(p.isdigit() and int(p) > 0 for p in parts):
         raise UsageError(f"--size expects N or HxW with positive integers, got {text!r}")
-    return (int(parts[0]), int(parts[-1]))
+    h, w = int(parts[0]), int(parts[-1])
+    if max(h, w) > MAX_SIDE:
+        raise UsageError(f"--size {text} is too large: the simulator holds every register as "
+                         f"an H x W array of float64 ({h * w * 8 / 2**30:.1f} GiB each), so "
+                         f"kalg simulates at most {MAX_SIDE}x{MAX_SIDE} (SCAMP-5's array is "
+                         "256x256)")
+    return (h, w)
 
 
 def _pillow():
@@ -309,6 +323,10 @@ def _noise_model(args: argparse.Namespace):
 
     presets = {"cain": NoiseModel.cain, "auke": NoiseModel.auke}
     overrides = {n: v for n in _OVERRIDES if (v := getattr(args, f"noise_{n}")) is not None}
+    for n, v in overrides.items():
+        if not math.isfinite(v) or v < 0:
+            raise UsageError(f"--noise-{n.replace('_', '-')} must be a finite number >= 0, not "
+                             f"{v!r}")
     if args.noise is None and not overrides:
         return None
     base = presets[args.noise](args.noise_seed) if args.noise else NoiseModel(seed=args.noise_seed)

@@ -281,8 +281,7 @@ def factors(k: Kernel) -> list[Kernel]:
     multiplicity, then by their coefficients (the order sympy's factor_list gives, which the
     programs were made with: a different order gives other, equally valid, programs).
     Memoised (factoring dominates the analyses): callers must not mutate the list."""
-    content, parts = _polynomial(k).factor()
-    content = int(content)
+    content, parts = _integer_factors(_polynomial(k))
     normal = []
     for f, m in parts:
         if _dense(f)[0][0] < 0:  # python-flint normalises so already: the rule, made explicit
@@ -293,6 +292,32 @@ def factors(k: Kernel) -> list[Kernel]:
     if content != 1:
         out.append(Kernel.unit(value=content))
     return out
+
+
+def _integer_factors(p) -> tuple[int, list]:
+    """(content, [(primitive factor, multiplicity)]) of an integer polynomial. python-flint
+    0.9's integer factoring sorts its factors with a key that overflows on coefficients of 2^31
+    or more (OverflowError for [1 2^31+1 1]'s pivot x^2 + 2147483649x - 2147483650): then the
+    polynomial is factored over the rationals, each factor made primitive over the integers
+    (Gauss's lemma: the product of primitive polynomials is primitive), and the content is what
+    is left."""
+    try:
+        content, parts = p.factor()
+        return int(content), list(parts)
+    except OverflowError:
+        pass
+    _, rational = _QQ.from_dict({e: int(c) for e, c in zip(p.monoms(), p.coeffs(), strict=True)
+                                 }).factor()
+    parts, product = [], _ZZ.from_dict({(0, 0): 1})
+    for f, m in rational:
+        den = math.lcm(*(int(c.q) for c in f.coeffs()))
+        nums = [int(c * den) for c in f.coeffs()]
+        g = math.gcd(*nums)
+        primitive = _ZZ.from_dict({e: n // g for e, n in zip(f.monoms(), nums, strict=True)})
+        parts.append((primitive, int(m)))
+        product *= primitive ** int(m)
+    lead, lead_product = int(p.coeffs()[0]), int(product.coeffs()[0])
+    return lead // lead_product, parts
 
 
 def _dense(p) -> list[list[int]]:

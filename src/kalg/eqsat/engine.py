@@ -65,6 +65,12 @@ class SaturationReport:
     sizes: list[int] = field(default_factory=list)
 
 
+def preload() -> None:
+    """Load egglog's compiled core now (`_bindings`): an import cannot be interrupted, so a
+    compile under --timeout loads it before its clock starts."""
+    _bindings()
+
+
 def _bindings():
     """egglog's compiled core, `egglog.bindings`, loaded without egglog's Python layer.
 
@@ -153,6 +159,10 @@ def saturate(families: tuple[str, ...], facts: str, stages: tuple[Phase, ...],
             payload = parent.recv()
     except EOFError:  # the child died (out of memory: Rust aborts) before it could answer
         payload = None
+    except BaseException:  # --timeout's alarm, Ctrl-C: the child must not run on
+        proc.kill()
+        proc.join()
+        raise
     proc.join(1)
     killed = proc.is_alive()
     if killed:
@@ -191,6 +201,10 @@ def _fresh_child(rules: str, facts: str, stages: tuple[Phase, ...], limits: Satu
         proc.kill()
         proc.communicate()
         return _answer(None, None, limits, deadline)
+    except BaseException:  # --timeout's alarm, Ctrl-C: the child must not run on
+        proc.kill()
+        proc.communicate()
+        raise
     payload = pickle.loads(out) if proc.returncode == 0 and out else None
     return _answer(payload, proc.returncode, limits, deadline)
 

@@ -16,12 +16,22 @@ from kalg.frontend.module import Definition, Module, TargetSpec
 from kalg.frontend.parser import parse
 
 __all__ = ["Definition", "Module", "TargetSpec", "check", "load_file", "load_text", "parse",
-           "read_source"]
+           "read_source", "target_name"]
 
 
-def load_text(text: str, path: str = "<string>") -> Module:
-    """Parse and check .kalg `text`; errors are KalgError subclasses located in `path`."""
-    return check(parse(text.removeprefix("\ufeff"), path))  # a byte-order mark is not text
+def load_text(text: str, path: str = "<string>", target: str | None = None,
+              registers: tuple[str, ...] | None = None) -> Module:
+    """Parse and check .kalg `text` (for `target` and `registers` where given, in place of the
+    file's target block); errors are KalgError subclasses located in `path`."""
+    tree = parse(text.removeprefix("\ufeff"), path)  # a byte-order mark is not text
+    return check(tree, target, registers)
+
+
+def target_name(text: str, path: str = "<string>") -> str:
+    """The target the file's target block names (scamp5 without one), after parsing only."""
+    from kalg.frontend.target import target_of
+
+    return target_of(parse(text.removeprefix("\ufeff"), path)).name
 
 
 def read_source(path: str | Path) -> str:
@@ -45,6 +55,6 @@ def _not_utf8(path: str, err: UnicodeDecodeError) -> KalgError:
                      "UTF-8", Span(path, line, column, source))
 
 
-def load_file(path: str | Path) -> Module:
-    """Read, parse and check the .kalg file at `path`."""
-    return load_text(read_source(path), str(path))
+def load_file(path: str | Path, target: str | None = None) -> Module:
+    """Read, parse and check the .kalg file at `path` (for `target`, as `load_text`)."""
+    return load_text(read_source(path), str(path), target)

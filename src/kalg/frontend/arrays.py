@@ -7,6 +7,7 @@ Every entry is written exactly; floats only where an approximation will round th
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from fractions import Fraction
@@ -22,9 +23,11 @@ __all__ = ["kalg_text"]
 
 
 def kalg_text(source: Any, *, divisor: Any = None, approx: Any = None,
-              origin: tuple[int, int] | None = None, name: str | None = None) -> str:
+              origin: tuple[int, int] | None = None, name: str | None = None,
+              free_names: bool = False) -> str:
     """The .kalg text of an array (`kernel`) or a register → array mapping (`filter`), with
-    every entry written exactly. Raises KalgError for floats without `approx`, ragged or
+    every entry written exactly (`free_names`: a filter's outputs are any names, as on the cpu
+    target, not registers). Raises KalgError for floats without `approx`, ragged or
     non-2-D arrays, and entries that are not numbers.
 
     >>> print(kalg_text([[1, 2, 1]], divisor=4), end="")
@@ -33,15 +36,22 @@ def kalg_text(source: Any, *, divisor: Any = None, approx: Any = None,
     filter array = [A: [1 0 -1], B: [-1; 0; 1]]
     """
     floats_ok = approx is not None
+    register = _name if free_names else _register
     tail = (f" / {_number(divisor, True, 'divisor')}" if divisor is not None else "")
     setting = f" with approx {_approx_text(approx)}" if approx is not None else ""
     if isinstance(source, Mapping):
         if not source:
             raise KalgError("a filter needs at least one output register")
-        parts = [f"{_register(reg)}: {_matrix(arr, floats_ok, origin)}{tail}"
+        parts = [f"{register(reg)}: {_matrix(arr, floats_ok, origin)}{tail}"
                  for reg, arr in source.items()]
         return f"filter {name or 'array'} = [{', '.join(parts)}]{setting}\n"
     return f"kernel {name or 'array'} = {_matrix(source, floats_ok, origin)}{tail}{setting}\n"
+
+
+def _name(name: object) -> str:
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", name):
+        raise KalgError(f"a filter's outputs are names such as 'edges' or 'A', not {name!r}")
+    return name
 
 
 def _register(reg: object) -> str:

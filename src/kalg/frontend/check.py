@@ -22,7 +22,7 @@ from kalg.frontend.evaluate import MONOMIALS, Scope, evaluate, located
 from kalg.frontend.module import Definition, Module, TargetSpec
 from kalg.frontend.pipeline import define_pipeline
 from kalg.frontend.structure import Tree, structure
-from kalg.frontend.target import target_of
+from kalg.frontend.target import CPU, target_of
 from kalg.targets.cpu.borders import parse_border
 
 APPROX_PARAMS = ("depth", "max_error")
@@ -45,9 +45,11 @@ class _Settings:
     border: str | None = None
 
 
-def check(program: ast.Program) -> Module:
-    """Evaluate every definition of `program`; raise KalgSemanticError on the first problem."""
-    target = target_of(program)
+def check(program: ast.Program, target: str | None = None,
+          registers: tuple[str, ...] | None = None) -> Module:
+    """Evaluate every definition of `program` for its target block's target, or `target` and
+    `registers` where given (`target_of`); raise KalgSemanticError on the first problem."""
+    target = target_of(program, target, registers)
     lines = {s.name: s.span.line for s in reversed(program.statements)
              if isinstance(s, ast.KernelDef | ast.FilterDef | ast.PipelineDef)}
     definitions: dict[str, Definition] = {}
@@ -286,10 +288,13 @@ def _filter_outputs(statement: ast.FilterDef, target: TargetSpec,
     places: dict[str, tuple[ast.Expr, Span]] = {}
     layer = len(statement.outputs) + len(target.inputs) > len(target.registers)
     for output in statement.outputs:
-        if output.register not in target.registers and not layer:
+        if target.name != CPU and output.register not in target.registers and not layer:
             raise KalgSemanticError(
                 f"{output.register!r} is not a register of the target: expected one of "
-                f"{', '.join(target.registers)}", output.span)
+                f"{', '.join(target.registers)}", output.span,
+                "name more registers with --registers (or the target block's registers:), "
+                "e.g. --target scamp5_wide --registers A..H; on --target cpu outputs take any "
+                "name")
         if output.register in places:
             raise KalgSemanticError(f"register {output.register!r} is given two outputs",
                                     output.span)

@@ -5,10 +5,11 @@ These are the frontend's output types; `kalg.frontend.check` builds them from an
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
+from kalg.algebra.approx import ApproximationReport, report
 from kalg.algebra.kernel import Kernel, Semiring
 from kalg.diagnostics import KalgError, Span
 from kalg.targets.scamp5.registers import REGISTERS
@@ -72,6 +73,29 @@ class Definition:
     and the cpu target applies as written where that is cheaper (min/max-plus, Boolean)."""
     pipeline: Any = None
     """For a `pipeline` block (kind "pipeline", `outputs` empty): its `dataflow.Graph`."""
+
+    def approximation(self) -> dict[str, ApproximationReport]:
+        """Each approximated output's errors (`kalg.algebra.approx.report`): largest coefficient
+        error, L1 norm of the coefficient error and gain (DC) error; empty when nothing was
+        approximated."""
+        out = {}
+        for register in sorted(self.approx_depth):
+            if self.channels:
+                inputs = sorted(self.channels[register])
+                out[register] = report([self.exact_channels[register][c] for c in inputs],
+                                       [self.channels[register][c] for c in inputs])
+            else:
+                out[register] = report(self.exact[register], self.outputs[register])
+        return out
+
+    def exact_values(self) -> Definition:
+        """This definition with its exact values in place of the approximated ones (for a
+        target that multiplies, as the cpu does: it needs no approximation)."""
+        if not self.approx_depth:
+            return self
+        return replace(self, outputs=dict(self.exact) if not self.channels else self.outputs,
+                       channels=dict(self.exact_channels) if self.channels else self.channels,
+                       approx_depth={}, approx_error={})
 
 
 @dataclass(frozen=True, slots=True)

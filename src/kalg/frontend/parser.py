@@ -12,11 +12,11 @@ from __future__ import annotations
 from fractions import Fraction
 from functools import cache
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 
 from kalg import resources
-from kalg.diagnostics import KalgError, KalgSyntaxError, Span
+from kalg.diagnostics import KalgError, KalgSemanticError, KalgSyntaxError, Span
 from kalg.frontend import ast
 
 FRIENDLY_TERMINALS = {
@@ -90,12 +90,21 @@ _OPENERS = {"[": "]", "(": ")", "{": "}"}
 _CLOSERS = {v: k for k, v in _OPENERS.items()}
 
 
+MAX_NESTING = 200
+"""Deepest expression kalg takes: each operator, parenthesis and call is one level, so a sum of
+n terms written a + b + ... is about n levels. The front end and the algebra walk expressions
+recursively (Python's stack: 250 levels of `+` ended in RecursionError); a matrix or named
+parts hold any size."""
+
+
 def parse(text: str, path: str = "<string>") -> ast.Program:
-    """Parse .kalg `text` (read from `path`) into a Program; raise KalgSyntaxError if it is not."""
+    """Parse .kalg `text` (read from `path`) into a Program; raise KalgSyntaxError if it is not,
+    and KalgSemanticError if an expression is nested deeper than `MAX_NESTING`."""
     try:
         tree = _lark().parse(text)
     except UnexpectedInput as err:
         raise _syntax_error(err, text, path) from None
+    _check_nesting(tree, text, path)
     try:
         statements = _ToAst(path, text).transform(tree)
     except VisitError as err:
@@ -103,6 +112,29 @@ def parse(text: str, path: str = "<string>") -> ast.Program:
             raise err.orig_exc from None
         raise
     return ast.Program(tuple(statements), path, text)
+
+
+_NOT_LEVELS = frozenset({"start", "kernel_def", "filter_def", "outputs", "output", "arguments"})
+"""Parse-tree nodes that are not expression levels (a call is one level, not two)."""
+
+
+def _check_nesting(tree: Tree, text: str, path: str) -> None:
+    """Refuse, at the first place it happens, an expression deeper than `MAX_NESTING` (walked
+    with a stack of its own: the tree may be deeper than Python's)."""
+    stack = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_NESTING:
+            meta = node.meta
+            span = Span(path, getattr(meta, "line", 1), getattr(meta, "column", 1), text)
+            raise KalgSemanticError(
+                f"this expression is nested more than {MAX_NESTING} levels deep (each "
+                f"operator, parenthesis and call is a level: a sum of n terms written "
+                f"a + b + ... is about n): kalg takes at most {MAX_NESTING}", span,
+                "write a long sum as a matrix, or name its parts (kernel a = ..., kernel b = "
+                "..., then a + b)")
+        step = 0 if node.data in _NOT_LEVELS else 1
+        stack.extend((child, depth + step) for child in node.children if isinstance(child, Tree))
 
 
 @cache

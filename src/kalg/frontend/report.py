@@ -23,6 +23,9 @@ def format_module(module: Module, name: str | None = None) -> str:
 
 
 def format_target(target: TargetSpec) -> str:
+    if target.name == "cpu":  # no registers or op set; input channels only where named
+        return f"target cpu {{ input: {' '.join(target.inputs)} }}" if target.inputs \
+            else "target cpu { }"
     return (f"target {target.name} {{ registers: {_register_list(target.registers)}, "
             f"input: {' '.join(target.inputs or (target.input,))}, ops: {target.ops}"
             + (f", split: {target.split}" if target.split else "") + " }")
@@ -101,8 +104,10 @@ def _approx_note(definition: Definition, register: str) -> str:
                            for c, k in definition.exact_channels[register].items())
     else:
         exact = format_kernel(definition.exact[register], one_line=True)
+    measured = definition.approximation()[register].describe()
     return (f"# {where}approximated at depth {definition.approx_depth[register]}, "
-            f"largest coefficient error {error} (about {float(error):.3g}); exact: {exact}")
+            f"largest coefficient error {error} (about {float(error):.3g}); exact: {exact}\n"
+            f"# {where}{measured}")
 
 
 def format_kernel(kernel: Kernel, indent: int = 0, one_line: bool = False) -> str:

@@ -41,7 +41,7 @@ def front_end(text: str, path: str, settings: Settings) -> Result | Checked:
     tree = frontend.parse(text.removeprefix("\ufeff"), path)
     if settings.emit is Stage.AST:
         return Result(Stage.AST, dump(tree) + "\n")
-    module = frontend.check(tree)
+    module = frontend.check(tree, settings.target, settings.registers)
     input_register = settings.input or module.target.input
     definition = _with_input(module.definition(settings.name), module.target.input,
                              input_register)

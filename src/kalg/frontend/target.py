@@ -11,13 +11,17 @@ deliberate opt-in for studies, compiled and verified in kalg's simulators only. 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kalg.diagnostics import KalgSemanticError
 from kalg.frontend import ast
 from kalg.frontend.module import TargetSpec
 from kalg.targets.scamp5 import registers
 
-TARGETS = ("scamp5", "scamp5_wide")
-"""The machines kalg can compile for (`scamp5_wide`: simulated only, see the module docstring)."""
+TARGETS = ("scamp5", "scamp5_wide", "cpu")
+"""The machines kalg can compile for (`scamp5_wide`: simulated only, see the module docstring;
+`cpu`: no registers, so a filter's outputs and inputs are free names)."""
+CPU = "cpu"
 WIDE = registers.WIDE
 """The target name of the simulated wider register file."""
 OP_SETS = ("all", "basic")
@@ -25,16 +29,25 @@ OP_SETS = ("all", "basic")
 FIELDS = ("registers", "input", "ops", "split")
 
 
-def target_of(program: ast.Program) -> TargetSpec:
-    """The program's target, from its single target block or the defaults."""
+def target_of(program: ast.Program, name: str | None = None,
+              registers: tuple[str, ...] | None = None) -> TargetSpec:
+    """The program's target, from its single target block or the defaults, with the target
+    `name` given on the command line or in Python in place of the block's, and the
+    `registers` given there added to the block's (`--target scamp5_wide --registers A..H`
+    makes G and H outputs; whether a budget holds the outputs is the pipeline's check)."""
     blocks = [s for s in program.statements if isinstance(s, ast.TargetBlock)]
-    if not blocks:
-        return TargetSpec()
     if len(blocks) > 1:
         raise KalgSemanticError(
             f"a second target block (the first is on line {blocks[0].span.line})",
             blocks[1].span)
-    return _target(blocks[0])
+    target = _target(blocks[0]) if blocks else TargetSpec()
+    if name is not None and name != target.name:
+        target = replace(target, name=name)
+    if registers and target.name != CPU:  # the budget itself is checked by the pipeline,
+        # which says what is missing from it: here an output may name either's registers
+        target = replace(target, registers=tuple(dict.fromkeys((*target.registers,
+                                                                *registers))))
+    return target
 
 
 def _target(block: ast.TargetBlock) -> TargetSpec:
@@ -42,6 +55,8 @@ def _target(block: ast.TargetBlock) -> TargetSpec:
         raise KalgSemanticError(f"unknown target {block.name!r}: expected "
                                 f"{' or '.join(TARGETS)}", block.name_span)
     fields = _fields(block)
+    if block.name == CPU:
+        return _cpu_target(block, fields)
     registers = _registers(fields["registers"]) if "registers" in fields else TargetSpec().registers
     if block.name != WIDE and "registers" in fields:
         _check_real_registers(registers, fields["registers"])
@@ -69,6 +84,19 @@ def _split(field: ast.TargetField) -> str:
         raise KalgSemanticError(f"split takes 'auto' (a number of outputs per program is the "
                                 f"option --split N), not {value!r}", field.span)
     return value
+
+
+def _cpu_target(block: ast.TargetBlock, fields: dict[str, ast.TargetField]) -> TargetSpec:
+    """`target cpu { input: a b }`: the cpu has no registers or op set; `input` names the
+    input channels of a filter over several inputs (any names)."""
+    for name in ("registers", "ops"):
+        if name in fields:
+            raise KalgSemanticError(f"the cpu target has no {name}: its only field is 'input' "
+                                    "(the input channels' names)", fields[name].span)
+    inputs = _registers(fields["input"]) if "input" in fields else ()
+    default = TargetSpec()
+    return TargetSpec((), inputs[0] if inputs else default.input, default.ops, CPU, block.span,
+                      inputs if len(inputs) > 1 else ())
 
 
 def _check_real_registers(registers: tuple[str, ...], field: ast.TargetField) -> None:

@@ -81,10 +81,16 @@ DEFAULT = "scamp5"
 when none is named."""
 
 
+def for_block(name: str) -> str:
+    """The plug-in for a file whose target block names `name` and no target option: the cpu's
+    for `target cpu`, else `DEFAULT` (the SCAMP-5 plug-in reads a scamp5_wide block itself)."""
+    return name if name == "cpu" else DEFAULT
+
+
 def get(name: str) -> Target:
     """The target called `name` (KeyError for an unknown one)."""
     module, attribute = TARGETS[name].split(":")
     return getattr(importlib.import_module(module), attribute)
 
 
-__all__ = ["DEFAULT", "TARGETS", "Target", "get"]
+__all__ = ["DEFAULT", "TARGETS", "Target", "for_block", "get"]

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 def build(definition: Any, border: str | Any | None = None, name: str | None = None,
-          ) -> CpuFilter:
+          warn: Any = None) -> CpuFilter:
     """A callable running `definition` (a `frontend.Definition`, .kalg source text or a path;
     `name` picks the definition, default the last) as a verified Halide pipeline.
 
@@ -39,7 +39,8 @@ def build(definition: Any, border: str | Any | None = None, name: str | None = N
     compiled (or loaded from the disk cache) on its first call. Every pipeline is checked
     against the reference correlation on a random image, for each border it is used with,
     before its first result is returned. A `pipeline` definition gives a `CpuPipeline`
-    (`kalg.targets.cpu.pipelines`) with the same call.
+    (`kalg.targets.cpu.pipelines`) with the same call. An approximation setting is ignored (the
+    cpu computes the exact coefficients), with a warning to `warn` (default: `warnings.warn`).
     """
     from kalg.targets.cpu.runner import build as _build
     from kalg.targets.cpu.runner import load_definition
@@ -47,7 +48,7 @@ def build(definition: Any, border: str | Any | None = None, name: str | None = N
     if d.pipeline is not None:  # a pipeline block: one fused Halide pipeline
         from kalg.targets.cpu.pipelines import build_pipeline
         return build_pipeline(d, border)
-    return _build(d, border)
+    return _build(d, border, name, warn)
 
 
 class CpuTarget:

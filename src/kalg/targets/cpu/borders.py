@@ -19,6 +19,7 @@ boundary conditions.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -79,9 +80,19 @@ def _pad_axes(image: np.ndarray, widths: tuple) -> np.ndarray:
 DEFAULT = Border("replicate")
 
 
-def parse_border(text: str) -> Border:
+def parse_border(spec: object) -> Border:
     """'replicate', 'reflect101', 'constant', 'constant 0.5' or 'constant:0.5' (and the aliases
-    in `ALIASES`) → Border; anything else is a KalgError listing the modes."""
+    in `ALIASES`), a (mode, value) pair such as ('constant', 7), or a Border → Border; anything
+    else, or a value that is not a finite number, is a KalgError listing the modes."""
+    if isinstance(spec, Border):
+        return spec
+    if isinstance(spec, tuple | list) and 1 <= len(spec) <= 2 and isinstance(spec[0], str):
+        text = " ".join(str(part) for part in spec)
+    elif isinstance(spec, str):
+        text = spec
+    else:
+        raise KalgError(f"a border is a mode name ({', '.join(MODES)}), 'constant V' or a pair "
+                        f"('constant', V), not {spec!r}")
     words = text.replace(":", " ").replace("=", " ").split()
     mode = ALIASES.get(words[0].lower(), words[0].lower()) if words else ""
     if mode not in MODES or len(words) > 2 or (len(words) == 2 and mode != "constant"):
@@ -91,9 +102,12 @@ def parse_border(text: str) -> Border:
     if len(words) == 1:
         return Border(mode)
     try:
-        return Border(mode, float(words[1]))
+        value = float(words[1])
     except ValueError:
         raise KalgError(f"border value {words[1]!r} is not a number") from None
+    if not math.isfinite(value):
+        raise KalgError(f"border value {words[1]!r} is not a finite number")
+    return Border(mode, value)
 
 
 __all__ = ["ALIASES", "DEFAULT", "MODES", "Border", "parse_border"]

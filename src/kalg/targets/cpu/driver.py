@@ -4,6 +4,7 @@ callable). No Halide here: it is imported only when a pipeline is built."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from kalg.diagnostics import KalgSemanticError, UsageError
@@ -22,11 +23,15 @@ def optimize(text: str, path: str, settings: Any, output: str | None = None) -> 
 
     refuse_scamp5_settings(settings)
     if settings.emit in FRONT_END:
-        return front_end(text, path, settings)
+        return front_end(text, path, dataclasses.replace(settings, target="cpu"))
     if settings.emit is Stage.PROGRAM:
         raise UsageError("the cpu target has no program: it prints the decomposition and its "
                          "operations per pixel (use --emit decomposition, or leave --emit out)")
-    definition = frontend.load_text(text, path).definition(settings.name)
+    from kalg.targets.cpu.runner import exact_values
+
+    warnings: list[str] = []
+    definition = exact_values(frontend.load_text(text, path, "cpu").definition(settings.name),
+                              _both(warnings.append, settings.warn))
     if definition.pipeline is not None:
         return _pipeline(definition, settings, output)
     plan = plan_for(definition, settings)
@@ -40,16 +45,21 @@ def optimize(text: str, path: str, settings: Any, output: str | None = None) -> 
     emit = settings.emit
     if emit is Stage.EGRAPH:
         return Result(emit, "".join(f"{k}: {v}\n" for k, v in stats.items()), stats,
-                      definition=definition)
+                      definition=definition, warnings=warnings)
     if output and output.endswith(".py"):  # a module that runs without kalg
         from kalg.targets.cpu.borders import DEFAULT, parse_border
         from kalg.targets.cpu.export import standalone_source
         border = parse_border(definition.border) if definition.border else DEFAULT
         return Result(emit, standalone_source(plan, definition.name, border), stats,
-                      definition=definition, verified=True)
+                      definition=definition, verified=True, warnings=warnings)
     text = (format_channels(definition.name, plan) if plan.inputs
             else cpu.format_result(definition.name, results))
-    return Result(emit, text, stats, definition=definition, verified=True)
+    return Result(emit, text, stats, definition=definition, verified=True, warnings=warnings)
+
+
+def _both(*calls: Any) -> Any:
+    """One callable calling each of `calls` that is not None."""
+    return lambda message: [call(message) for call in calls if call is not None]
 
 
 def _pipeline(definition: Any, settings: Any, output: str | None) -> Any:
@@ -117,13 +127,18 @@ def compile(text: str, path: str, settings: Any, **options: Any) -> Any:
 
     if settings.emit is not Stage.PROGRAM:
         return earlier_stage(optimize, text, path, settings, options, "cpu")
-    definition = frontend.load_text(text, path).definition(settings.name)
+    from kalg.targets.cpu.runner import exact_values
+
+    warnings: list[str] = []
+    definition = exact_values(frontend.load_text(text, path, "cpu").definition(settings.name),
+                              _both(warnings.append, settings.warn))
     if definition.pipeline is not None:  # a pipeline block: one fused Halide pipeline
         from kalg.targets.cpu.pipelines import build_pipeline
         build = build_pipeline
     function = build(definition, **options)
     return CompileResult(f"# {definition.name}: cpu pipeline (kalg.targets.cpu)\n", "program",
-                         function, verified=True, definition=definition, target="cpu")
+                         function, verified=True, definition=definition, warnings=warnings,
+                         target="cpu")
 
 
 def earlier_stage(optimize: Any, text: str, path: str, settings: Any, options: dict,

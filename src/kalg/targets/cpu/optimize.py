@@ -583,21 +583,18 @@ class Passes:
         rebuilt once (a value read twice, as a binomial's doublings are, is not rebuilt twice:
         that was exponential in the depth, minutes for a 15x15 binomial)."""
         done: dict[int, int] = {}
-
-        def rebuild(i: int) -> int:
-            if (j := done.get(i)) is None:
-                p = other.values[i]
-                if p.op == "input":
-                    j = onto if onto is not None else self.input(
-                        channel if channel is not None else (p.param or (0,))[0])
-                else:
-                    args = tuple(rebuild(a) for a in p.args)
-                    j = (self.shift(args[0], *p.param) if p.op == "shift"
-                         else self._make(Pass(p.op, args, p.param)))
-                done[i] = j
-            return j
-
-        return rebuild(v)
+        # in topological order (every pass reads earlier ones), not by recursion: a direct
+        # form is a chain of one pass per tap, deeper than Python's stack for a 23x23 kernel
+        for i in reachable(other.values, [v]):
+            p = other.values[i]
+            if p.op == "input":
+                done[i] = onto if onto is not None else self.input(
+                    channel if channel is not None else (p.param or (0,))[0])
+                continue
+            args = tuple(done[a] for a in p.args)
+            done[i] = (self.shift(args[0], *p.param) if p.op == "shift"
+                       else self._make(Pass(p.op, args, p.param)))
+        return done[v]
 
     def live_all(self, outs: list[int]) -> list[int]:
         """The values any of `outs` depends on, in order."""

@@ -10,6 +10,7 @@ smaller than the kernel - and a mismatch raises VerificationError.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -204,8 +205,8 @@ def _tolerance(kernel: Kernel, image: np.ndarray, border: Border) -> float:
     return 1e-5 * (scale + max(weights, default=0.0))
 
 
-def _border(border: Border | str) -> Border:
-    return border if isinstance(border, Border) else parse_border(border)
+def _border(border: Border | str | tuple) -> Border:
+    return parse_border(border)
 
 
 def load_definition(definition: Any, name: str | None = None) -> frontend.Definition:
@@ -214,9 +215,9 @@ def load_definition(definition: Any, name: str | None = None) -> frontend.Defini
         return definition
     if isinstance(definition, Path) or (isinstance(definition, str) and "\n" not in definition
                                         and definition.endswith(".kalg")):
-        return frontend.load_file(definition).definition(name)
+        return frontend.load_file(definition, "cpu").definition(name)
     if isinstance(definition, str):
-        return frontend.load_text(definition).definition(name)
+        return frontend.load_text(definition, target="cpu").definition(name)
     raise TypeError(f"expected a Definition, a path or .kalg source text, got {type(definition)}")
 
 
@@ -241,10 +242,31 @@ def refuse_pipeline(definition: frontend.Definition) -> None:
             "kalg.compile(..., target='cpu')), not as a kernel or filter", definition.span)
 
 
+def exact_values(definition: frontend.Definition,
+                 warn: Callable[[str], None] | None = None) -> frontend.Definition:
+    """The definition with its exact values where it was approximated, and a warning that the
+    approximation setting is ignored: the cpu multiplies by exact rationals, so it needs none
+    (it once applied SCAMP-5's approximation without a word). `warn` receives the warning
+    (default: Python's `warnings.warn`)."""
+    if not definition.approx_depth:
+        return definition
+    outputs = ", ".join(sorted(definition.approx_depth))
+    message = (f"'{definition.name}': the approximation setting is ignored on the cpu target, "
+               f"which computes the exact coefficients (output{'s' * (outputs.count(',') > 0)} "
+               f"{outputs}); SCAMP-5 needs it, as it can only halve")
+    if warn is None:
+        import warnings
+
+        warnings.warn(message, stacklevel=3)
+    else:
+        warn(message)
+    return definition.exact_values()
+
+
 def build(definition: Any, border: Border | str | None = None, name: str | None = None,
-          ) -> CpuFilter:
+          warn: Callable[[str], None] | None = None) -> CpuFilter:
     """See `kalg.targets.cpu.build`."""
-    d = load_definition(definition, name)
+    d = exact_values(load_definition(definition, name), warn)
     start = time.perf_counter()
     if border is None:
         border = d.border or DEFAULT

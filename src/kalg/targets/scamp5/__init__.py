@@ -63,7 +63,7 @@ class Scamp5Target:
         from kalg.targets.scamp5.pipeline import verify_shape
 
         verify_exact(artefact, outputs, input_register)
-        image = np.random.default_rng(0).uniform(-1, 1, verify_shape(dict(outputs)))
+        image = np.random.default_rng(0).uniform(-1, 1, verify_shape(dict(outputs), artefact))
         verify_numeric(artefact, outputs, image, input_register)
         return "exact symbolic execution and the simulator against the reference correlation"
 

@@ -24,7 +24,7 @@ from kalg.diagnostics import KalgError, KalgSemanticError, UsageError, Verificat
 from kalg.frontend.stages import front_end
 from kalg.frontend.target import WIDE
 from kalg.results import Result
-from kalg.settings import Deadline, Settings
+from kalg.settings import Deadline, Settings, hard_deadline
 from kalg.stages import Stage
 from kalg.targets.scamp5 import candidates as search_stage
 from kalg.targets.scamp5 import channel_programs, filters, layers, sources
@@ -35,7 +35,7 @@ from kalg.targets.scamp5.exact.kept import kept_program
 from kalg.targets.scamp5.filters import choose_program
 from kalg.targets.scamp5.machine.isa import REGISTERS as SCAMP5_REGISTERS
 from kalg.targets.scamp5.machine.isa import SIMULATED_REGISTERS, Instr, bus_steps, outside_op_set
-from kalg.targets.scamp5.machine.simulator import verify_numeric, verify_numeric_channels
+from kalg.targets.scamp5.machine.simulator import footprint, verify_numeric, verify_numeric_channels
 from kalg.targets.scamp5.machine.symbolic import verify_exact
 from kalg.targets.scamp5.machine.text import format_program
 from kalg.targets.scamp5.sources import EXHAUSTIVE, FACTORED, KEPT
@@ -65,7 +65,33 @@ def compile_file(path: str | Path, settings: Settings = Settings()) -> Result:
 
 def compile_text(text: str, path: str = "<string>", settings: Settings = Settings()) -> Result:
     """Compile .kalg `text` (errors are located in `path`) as `compile_file` does."""
-    clock = Clock(settings.progress)
+    if settings.timeout is not None:  # an import cannot be cut: load egglog before the clock
+        from kalg.eqsat import engine
+
+        engine.preload()
+    doing = _Doing(settings.progress)
+    clock = Clock(doing)
+    with hard_deadline(settings.timeout, doing.stage):
+        return _compile_text(text, path, dataclasses.replace(settings, progress=doing), clock)
+
+
+class _Doing:
+    """The progress messages passed on, the last one kept: what --timeout's cut interrupted."""
+
+    def __init__(self, progress: Callable[[str], None] | None) -> None:
+        self.progress, self.last = progress, ""
+
+    def __call__(self, message: str) -> None:
+        self.last = message
+        if self.progress is not None:
+            self.progress(message)
+
+    def stage(self) -> str:
+        return f"'{self.last}'" if self.last else "the front end"
+
+
+def _compile_text(text: str, path: str, settings: Settings, clock: Clock) -> Result:
+    """`compile_text` within its --timeout."""
     deadline = Deadline(settings.timeout)
     checked = front_end(text, path, settings)
     if isinstance(checked, Result):  # a stage of the front end
@@ -98,6 +124,7 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
         decomposition = found.optimized.decomposition
         return Result(Stage.DECOMPOSITION, str(decomposition) + "\n", stats,
                       definition=definition, decomposition=decomposition, warnings=warnings)
+    settings.progress("code generation: the candidates and the filter's own constructions")
     with effort.using(settings.effort) as level:
         program, winner, stop = choose_program(found.candidates, definition.outputs, registers,
                                                input_register, ops, settings, deadline,
@@ -121,10 +148,14 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
     program, definition = filters.cleared(program, zeros), full
     clock.lap("exact searches")
     stats["candidate"] = winner
-    stats["stop reason"] = stop or "searched every candidate"
+    stats |= _approximation_stats(definition)
+    stats["stop reason"] = stop or (
+        f"--timeout {settings.timeout:g} s expired during the search: searches were cut, this "
+        "is the best verified program found" if deadline.passed() else
+        "searched every candidate")
     stats["provenance"] = sources.provenance(winner, found.provenance)
     # Check once more, numerically, against the reference correlation (scipy-equivalent).
-    image = np.random.default_rng(0).uniform(-1, 1, verify_shape(definition.outputs))
+    image = np.random.default_rng(0).uniform(-1, 1, verify_shape(definition.outputs, program))
     verify_numeric(program, definition.outputs, image, input_register)
     clock.lap("verify")
     seconds = {stage: round(s, 3) for stage, s in clock.laps.items()}
@@ -187,10 +218,16 @@ def _cleared_result(definition: frontend.Definition, path: str | Path, ops: str,
                   input_register=input_register)
 
 
-def verify_shape(outputs: dict[str, Kernel]) -> tuple[int, int]:
+def verify_shape(outputs: dict[str, Kernel] | dict[str, dict[str, Kernel]],
+                 program: list[Instr] = ()) -> tuple[int, int]:
     """The random image a program for `outputs` is checked on: at least `VERIFY_SHAPE`, and
-    wide enough for an interior of 16 pixels whatever the kernels' reach."""
-    reach = max((k.radius() for k in outputs.values()), default=0)
+    wide enough for an interior of 16 pixels whatever the kernels' reach and however far the
+    program reads (its footprint: a program may move values further out than its kernels
+    reach; sizing by the kernels alone left a random 31x31 kernel's program no interior, an
+    internal limit that was reported as an error in the input)."""
+    kernels = [k for v in outputs.values() for k in (v.values() if isinstance(v, dict) else [v])]
+    reach = max((k.radius() for k in kernels), default=0)
+    reach = max(reach, footprint(program).radius if program else 0)
     side = max(VERIFY_SHAPE[0], 2 * reach + 16)
     return (side, side)
 
@@ -214,7 +251,8 @@ def _compile_channels(definition: frontend.Definition, path: str | Path, emit: S
                                                         ops, settings, deadline, clock)
     clock.lap("codegen")
     rng = np.random.default_rng(0)
-    images = {c: rng.uniform(-1, 1, VERIFY_SHAPE) for c in target.inputs}
+    shape = verify_shape(definition.channels, program)
+    images = {c: rng.uniform(-1, 1, shape) for c in target.inputs}
     verify_numeric_channels(program, definition.channels, images)
     clock.lap("verify")
     stats = _program_stats(program, registers, ops) | {
@@ -627,6 +665,14 @@ def _header(definition: frontend.Definition, path: str | Path, ops: str,
     return lines
 
 
+def _approximation_stats(definition: frontend.Definition) -> dict[str, object]:
+    """{"approximation": output → its errors (`approx.ApproximationReport.as_dict`)} where an
+    output was approximated, else {}."""
+    approximated = definition.approximation()
+    return {"approximation": {r: a.as_dict() for r, a in approximated.items()}} if approximated \
+        else {}
+
+
 def writes_line(program: list[Instr], inputs: tuple[str, ...]) -> str:
     """The header line saying which registers the program writes (what a caller loses) and
     whether it overwrites its input(s), and where first."""
@@ -651,9 +697,10 @@ def approximation_lines(definition: frontend.Definition) -> list[str]:
             computes = _rows(definition.outputs[register])
         error = definition.approx_error.get(register, Fraction(0))
         exact = f"{error} = " if error.denominator <= 10**6 else ""
+        measured = definition.approximation()[register].describe()
         lines.append(f"approximated{where}: computes {computes} (depth "
                      f"{definition.approx_depth[register]}), not the kernel written; largest "
-                     f"coefficient error {exact}{float(error):.3g}")
+                     f"coefficient error {exact}{float(error):.3g}, {measured}")
     return lines
 
 

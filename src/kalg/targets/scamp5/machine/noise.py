@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kalg.diagnostics import KalgError
+
 
 @dataclass(frozen=True, slots=True)
 class NoiseModel:
@@ -43,6 +45,23 @@ class NoiseModel:
     of b bus steps (the 5-step divisions) gets additive·√(b/2)."""
     seed: int = 0
     """Seed of every random draw: the same model, program and image give the same result."""
+
+    def __post_init__(self) -> None:
+        for name in ("gain", "relative", "fixed_pattern", "additive"):
+            value = getattr(self, name)
+            if (isinstance(value, bool) or not isinstance(value, int | float)
+                    or not math.isfinite(value) or value < 0):
+                raise KalgError(f"noise parameter {name} must be a finite number >= 0, not "
+                                f"{value!r}")
+
+    @staticmethod
+    def named(name: object, seed: int = 0) -> NoiseModel:
+        """The preset called `name` ('cain' or 'auke'); KalgError for anything else."""
+        presets = {"cain": NoiseModel.cain, "auke": NoiseModel.auke}
+        if not isinstance(name, str) or name not in presets:
+            raise KalgError(f"unknown noise model {name!r}: expected 'cain', 'auke' or a "
+                            "kalg.targets.scamp5.machine.noise.NoiseModel")
+        return presets[name](seed)
 
     @staticmethod
     def cain(seed: int = 0) -> NoiseModel:
