@@ -25,7 +25,6 @@ Two steps, so that the GPU machine needs neither Halide nor the search:
 from __future__ import annotations
 
 import json
-import statistics
 import sys
 import tempfile
 import time
@@ -37,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from kalg.targets.cpu.borders import Border
-from kalg.targets.table import markdown_table
+from kalg.targets.table import markdown_table, median_seconds
 
 SHAPE = (2160, 3840)
 BORDER = Border("constant")
@@ -158,7 +157,7 @@ def measure(p: Prepared, directory: Path, repeats: int = 10,
     start = time.perf_counter()
     resident = pipeline.resident(images, outs)
     first = time.perf_counter() - start
-    t_kalg = _median(resident.run, repeats)
+    t_kalg = median_seconds(resident.run, repeats)
     got = dict(zip(p.outputs, resident.fetch(), strict=True))
     resident.free()
     torch = _torch_call(p, images)
@@ -178,15 +177,6 @@ def measure(p: Prepared, directory: Path, repeats: int = 10,
             "schedule": p.schedule}
 
 
-def _median(fn: Callable[[], object], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def _timed(call: tuple | None, repeats: int) -> tuple[float | None, float | None, dict | None]:
     """(median seconds, first call seconds, outputs as numpy) of (run, sync, fetch), or Nones."""
     if call is None:
@@ -200,7 +190,7 @@ def _timed(call: tuple | None, repeats: int) -> tuple[float | None, float | None
     def timed() -> None:
         run()
         sync()
-    return _median(timed, repeats), first, fetch(out)
+    return median_seconds(timed, repeats), first, fetch(out)
 
 
 def _weights(p: Prepared) -> np.ndarray:
