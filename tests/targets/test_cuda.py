@@ -194,3 +194,22 @@ def test_the_cuda_object_is_byte_identical_when_compiled_again(tmp_path):
         subprocess.run([sys.executable, "-c", code, str(tmp_path / "g.o")], check=True)
         objects.append((tmp_path / "g.o").read_bytes())
     assert objects[0] == objects[1]
+
+
+def test_optimize_for_cuda_of_a_pipeline_is_a_located_error_not_the_cpu_text(capsys):
+    # Regression: `kalg optimize examples/harris.kalg --target cuda` printed the cpu pipeline's
+    # text under the note "lowered to CUDA", which no pipeline is (the cuda target lowers
+    # kernels and filters only)
+    assert main(["optimize", "examples/harris.kalg", "--target", "cuda"]) == 1
+    captured = capsys.readouterr()
+    assert "lowered to CUDA" not in captured.out
+    assert "harris.kalg:15:1: error: 'harris' is a pipeline" in captured.err
+
+
+def test_cuda_takes_a_filter_with_free_output_names_as_the_cpu_does(tmp_path):
+    # the cuda target reads a definition as the cpu does: outputs are names, not registers
+    source = tmp_path / "edges.kalg"
+    source.write_text("target cpu { }\nfilter edges = [gx: [1 0 -1], gy: [1; 0; -1]]\n")
+    out = tmp_path / "edges.o"
+    assert main(["optimize", str(source), "--target", "cuda", "-o", str(out)]) == 0
+    assert out.is_file()

@@ -23,10 +23,10 @@ def optimize(text: str, path: str, settings: Any, output: str | None = None) -> 
     """The cpu plan's passes (as `--target cpu` prints them, headed by a line for cuda), or,
     for an `output` ending in .a or .o, that CUDA artefact and its header written (the Result
     names them in `files`; the text says what they hold). UsageError for another suffix."""
-    from kalg import frontend
     from kalg.results import Result
     from kalg.targets.cpu import driver as cpu
     from kalg.targets.cpu.borders import DEFAULT, parse_border
+    from kalg.targets.cpu.runner import refuse_pipeline
 
     cpu.refuse_scamp5_settings(settings, "cuda")
     suffix = Path(output).suffix if output else None
@@ -35,8 +35,11 @@ def optimize(text: str, path: str, settings: Any, output: str | None = None) -> 
                          f"(-o F.o), each with its C header F.h; not {output!r}")
     if suffix is None or settings.emit is not Stage.DECOMPOSITION:
         r = cpu.optimize(text, path, settings)
-        return dataclasses.replace(r, text=NOTE + r.text) if r.stage is Stage.DECOMPOSITION else r
-    definition = frontend.load_text(text, path).definition(settings.name)
+        if r.stage is not Stage.DECOMPOSITION:
+            return r
+        refuse_pipeline(r.definition)  # its text is the cpu's pipeline, never lowered to CUDA
+        return dataclasses.replace(r, text=NOTE + r.text)
+    definition = _definition(text, path, settings)
     plan = cpu.plan_for(definition, settings)
     border = parse_border(definition.border) if definition.border else DEFAULT
     from kalg.targets.cpu import halide  # the only module that imports Halide
@@ -65,7 +68,6 @@ def compile(text: str, path: str, settings: Any, **options: Any) -> Any:
     """`kalg.compile(..., target="cuda")`: for the program stage a `CompileResult` whose
     `program` is a verified `CudaFilter` (NoCudaDevice, before any search, where there is no
     CUDA device); for an earlier stage, that stage as `optimize` makes it."""
-    from kalg import frontend
     from kalg.results import CompileResult
     from kalg.targets.cpu import driver as cpu
     from kalg.targets.cuda import device
@@ -74,7 +76,20 @@ def compile(text: str, path: str, settings: Any, **options: Any) -> Any:
     if settings.emit is not Stage.PROGRAM:
         return cpu.earlier_stage(optimize, text, path, settings, options, "cuda")
     device.require()
-    definition = frontend.load_text(text, path).definition(settings.name)
+    definition = _definition(text, path, settings)
     function = build(definition, **options)
     return CompileResult(f"# {definition.name}: cuda pipeline (kalg.targets.cuda)\n", "program",
                          function, verified=True, definition=definition, target="cuda")
+
+
+def _definition(text: str, path: str, settings: Any) -> Any:
+    """The definition as the cpu reads it (free output names, the exact coefficients where an
+    approximation was asked for, with the cpu's warning), refused where it is a pipeline: the
+    cuda target lowers kernels and filters only."""
+    from kalg import frontend
+    from kalg.targets.cpu.runner import exact_values, refuse_pipeline
+
+    definition = exact_values(frontend.load_text(text, path, "cpu").definition(settings.name),
+                              settings.warn)
+    refuse_pipeline(definition)
+    return definition
