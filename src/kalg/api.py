@@ -58,7 +58,8 @@ def compile(source: Any, *, name: str | None = None, target: str | None = None,
             divisor: Any = None, approx: Any = None, origin: tuple[int, int] | None = None,
             progress: Callable[[str], None] | None = None,
             warn: Callable[[str], None] | None = None, exhaustive: bool = False,
-            exhaustive_nodes: int | None = None, **runtime: Any) -> CompileResult:
+            exhaustive_nodes: int | None = None, split: str | int | None = None,
+            noise_slack: int = 0, noise_model: str = "auke", **runtime: Any) -> CompileResult:
     """Compile `source` into a verified program.
 
     `source` is a .kalg file (a `Path`, or a string ending in ".kalg"), .kalg text, a 2-D array
@@ -67,7 +68,9 @@ def compile(source: Any, *, name: str | None = None, target: str | None = None,
     multi-output filter). For arrays: `divisor` divides every entry exactly; `approx` (a depth,
     or {"depth": D, "max_error": E}) rounds to multiples of 2^-depth; `origin` (row, col) is the
     cell of offset (0, 0) for even sizes. The other options are `kalg optimize`'s
-    (`exhaustive`, `exhaustive_nodes`: its --exhaustive and --exhaustive-nodes). `target`
+    (`exhaustive`, `exhaustive_nodes`, `split`, `noise_slack`, `noise_model`: its
+    --exhaustive, --exhaustive-nodes, --split - "auto" or a number of outputs per program -,
+    --noise-slack and --noise-model). `target`
     names a plug-in of `kalg.targets` (scamp5, scamp5_wide, cpu), which does the compile;
     `runtime` options (e.g. cpu's `border=`) are passed to it. For "cpu" the program stage's
     `program` is a verified callable `f(image, border=...)`.
@@ -85,10 +88,20 @@ def compile(source: Any, *, name: str | None = None, target: str | None = None,
     if emit not in {stage.value for stage in Stage} | set(Stage):
         raise UsageError(f"unknown stage {emit!r} to emit: expected one of "
                          f"{', '.join(stage.value for stage in Stage)}")
+    if split is not None and split != "auto" and (
+            isinstance(split, bool) or not str(split).isdigit() or int(split) < 1):
+        raise UsageError(f"split must be 'auto' or a positive number of outputs per program, "
+                         f"not {split!r}")
+    if isinstance(noise_slack, bool) or not isinstance(noise_slack, int) or noise_slack < 0:
+        raise UsageError(f"noise_slack must be a whole number >= 0, not {noise_slack!r}")
+    if noise_model not in ("auke", "cain"):
+        raise UsageError(f"unknown noise model {noise_model!r}: expected 'auke' or 'cain'")
     settings = Settings(name=name, target=target, ops=ops,
                         registers=tuple(registers) if registers else None, input=input,
                         emit=Stage(emit), time_limit=time_limit, node_limit=node_limit,
                         timeout=timeout, progress=progress, warn=warn, exhaustive=exhaustive,
+                        split=None if split is None else str(split),
+                        noise_slack=noise_slack, noise_model=noise_model,
                         **({"exhaustive_nodes": exhaustive_nodes} if exhaustive_nodes else {}))
     return driver.compile(text, path, settings, **runtime)
 

@@ -31,7 +31,7 @@ from kalg.resources import PROCESS_MEMORY_MIB, exit_at_once, limit_memory
 # e-graph child first (OpenBLAS stops its threads at a fork), ran its searches serially.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-SUBCOMMANDS = ("check", "optimize", "simulate", "bench", "run", "examples")
+SUBCOMMANDS = ("check", "optimize", "simulate", "bench", "run", "examples", "batch")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -73,3 +73,18 @@ def _plain(value: Any) -> Any:
     if value is None or isinstance(value, bool | int | float | str):
         return value
     return str(value)
+
+
+def layer_fields(result: Any) -> dict[str, Any]:
+    """The `layer` key of a layer's object (docs/json.md): its programs (`result.readouts`,
+    `kalg.targets.scamp5.layers.Readout`) and where the input was kept; {} for one program."""
+    readouts = getattr(result, "readouts", None)
+    if not readouts:
+        return {}
+    return {"layer": {
+        "programs": [{"program": r.program, "outputs": r.registers,
+                      "after_instruction": r.after, "instructions": r.instructions,
+                      "bus_steps": r.bus_steps, "writes": list(r.writes),
+                      "inputs": list(r.inputs), "candidate": r.candidate} for r in readouts],
+        "kept": result.kept, "instructions": sum(r.instructions for r in readouts),
+        "bus_steps": sum(r.bus_steps for r in readouts)}}

@@ -37,6 +37,11 @@ class Result:
     files: tuple[str, ...] = ()
     """Files the target wrote itself (a binary artefact: `kalg optimize -o` then writes no
     text, and names them on stderr)."""
+    readouts: list = field(default_factory=list)
+    """For a layer (`kalg.targets.scamp5.layers`): one `Readout` per program of the sequence
+    (what is read out after it); empty for one program."""
+    kept: str | None = None
+    """For a layer: where the input is kept between programs (None: never overwritten)."""
 
 
 @dataclass
@@ -57,6 +62,12 @@ class CompileResult:
     warnings: list[str] = field(default_factory=list)
     input_register: str = "A"
     target: str = "scamp5"
+    readouts: list = field(default_factory=list)
+    """For a layer (`split=`): one `kalg.targets.scamp5.layers.Readout` per program of the
+    sequence, saying after which instruction which register holds which output; empty for one
+    program."""
+    kept: str | None = None
+    """For a layer: where the input is kept between programs (None: never overwritten)."""
 
     @property
     def instructions(self) -> int:

@@ -84,6 +84,18 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="node budget of the exhaustive search (deterministic; default: "
                         "6000000, up to about 15 s of CPU; ruling out every 5-instruction "
                         "program of a 3x3 kernel takes 0.1 to 5 million)")
+    p.add_argument("--noise-slack", metavar="N", type=_count, default=0,
+                   help="choose, among the programs within N instructions of the shortest "
+                        "kalg finds, the one with the least expected analogue error under "
+                        "--noise-model, and report its SNR in the header (default: 0, the "
+                        "shortest)")
+    p.add_argument("--noise-model", choices=["auke", "cain"], default="auke",
+                   help="the noise model of --noise-slack (default: auke)")
+    p.add_argument("--split", metavar="auto|N", type=_split, default=None,
+                   help="a filter with more outputs than registers (a CNN layer): compile it as "
+                        "a sequence of programs read out in turn, the groups chosen by kalg "
+                        "('auto') or of at most N outputs each (default: the file's target "
+                        "block 'split: auto', else such a filter is an error; docs/layers.md)")
     p.add_argument("--stats", action="store_true",
                    help="print statistics (instructions, bus steps, e-graph size, times) to stderr")
     p.add_argument("--json", action="store_true",
@@ -96,6 +108,19 @@ def _positive_int(text: str) -> int:
     if not text.isdigit() or int(text) <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
     return int(text)
+
+
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return int(text)
+
+
+def _split(text: str) -> str:
+    if text != "auto" and not (text.isdigit() and int(text) > 0):
+        raise argparse.ArgumentTypeError(f"expected 'auto' or a positive number of outputs per "
+                                         f"program, got {text!r}")
+    return text
 
 
 def _register(text: str) -> str:
@@ -143,7 +168,8 @@ def run(args: argparse.Namespace) -> int:
             input=args.input, emit=Stage(args.emit) if args.emit else target.emit,
             time_limit=args.time_limit, node_limit=args.node_limit, timeout=args.timeout,
             progress=progress, warn=None if args.json else warner(),
-            exhaustive=args.exhaustive,
+            exhaustive=args.exhaustive, split=args.split, noise_slack=args.noise_slack,
+            noise_model=args.noise_model,
             **({"exhaustive_nodes": args.exhaustive_nodes} if args.exhaustive_nodes else {}))
         result = driver.optimize(frontend.read_source(args.file), args.file, settings,
                                  output=args.output)
@@ -151,21 +177,16 @@ def run(args: argparse.Namespace) -> int:
         done()
     text = result.text
     if args.json:
-        from kalg.jsonout import base, compile_fields
+        from kalg.jsonout import base, compile_fields, layer_fields
 
         text = json.dumps(base("optimize", file=args.file, definition=_name(result))
-                          | compile_fields(result), indent=1) + "\n"
+                          | compile_fields(result) | layer_fields(result), indent=1) + "\n"
     if result.files:  # a binary artefact the target wrote (cuda): say where
         print(f"kalg: wrote {', '.join(result.files)}", file=sys.stderr)
         if args.json:
             sys.stdout.write(text)
-    elif args.output:
-        try:
-            Path(args.output).write_text(text, encoding="utf-8")
-        except OSError as err:
-            raise KalgError(f"cannot write {args.output!r}: {err.strerror}") from None
     else:
-        sys.stdout.write(text)
+        write_output(text, args.output)
     if args.stats:
         for key, value in result.stats.items():
             print(f"kalg: {key}: {value}", file=sys.stderr)
@@ -174,3 +195,14 @@ def run(args: argparse.Namespace) -> int:
 
 def _name(result) -> str | None:
     return result.definition.name if getattr(result, "definition", None) is not None else None
+
+
+def write_output(text: str, output: str | None) -> None:
+    """`text` to the file `output` (KalgError if it cannot be written), or to stdout."""
+    if not output:
+        sys.stdout.write(text)
+        return
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise KalgError(f"cannot write {output!r}: {err.strerror}") from None

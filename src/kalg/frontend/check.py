@@ -261,9 +261,14 @@ def _channel_approximation(parts: dict[str, Kernel], policy: ApproxPolicy,
 
 def _filter_outputs(statement: ast.FilterDef, target: Target,
                     ) -> dict[str, tuple[ast.Expr, Span]]:
+    """Output name → (expression, span). The names are target registers, except in a filter
+    with more outputs than the target has registers (a layer, `kalg.targets.scamp5.layers`):
+    one program cannot hold it, so its outputs are labels that the layer's programs place in
+    registers (the pipeline refuses it unless a split is asked for)."""
     places: dict[str, tuple[ast.Expr, Span]] = {}
+    layer = len(statement.outputs) + len(target.inputs) > len(target.registers)
     for output in statement.outputs:
-        if output.register not in target.registers:
+        if output.register not in target.registers and not layer:
             raise KalgSemanticError(
                 f"{output.register!r} is not a register of the target: expected one of "
                 f"{', '.join(target.registers)}", output.span)

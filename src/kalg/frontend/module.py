@@ -30,6 +30,9 @@ class Target:
     inputs: tuple[str, ...] = ()
     """Every input register when the block lists several (`input: A B`): a filter's outputs
     then read input channels by name (`kalg.algebra.channels`); empty for one input."""
+    split: str | None = None
+    """`split: auto`: a filter with more outputs than registers compiles as a layer, a sequence
+    of programs (`kalg.targets.scamp5.layers`); None: it is an error."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,8 @@ def format_module(module: Module, name: str | None = None) -> str:
 
 def format_target(target: Target) -> str:
     return (f"target {target.name} {{ registers: {_register_list(target.registers)}, "
-            f"input: {' '.join(target.inputs or (target.input,))}, ops: {target.ops} }}")
+            f"input: {' '.join(target.inputs or (target.input,))}, ops: {target.ops}"
+            + (f", split: {target.split}" if target.split else "") + " }")
 
 
 def format_definition(definition: Definition) -> str:

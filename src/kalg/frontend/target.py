@@ -22,7 +22,7 @@ WIDE = registers.WIDE
 """The target name of the simulated wider register file."""
 OP_SETS = ("all", "basic")
 """SCAMP-5 op sets: every macro, or AUKE's basic set (docs/scamp5-isa.md)."""
-FIELDS = ("registers", "input", "ops")
+FIELDS = ("registers", "input", "ops", "split")
 
 
 def target_of(program: ast.Program) -> Target:
@@ -56,8 +56,19 @@ def _target(block: ast.TargetBlock) -> Target:
     if ops not in OP_SETS:
         raise KalgSemanticError(f"unknown op set {ops!r}: expected {' or '.join(OP_SETS)}",
                                 fields["ops"].items[0].span)
+    split = _split(fields["split"]) if "split" in fields else None
     return Target(registers, inputs[0], ops, block.name, block.span,
-                  inputs if len(inputs) > 1 else ())
+                  inputs if len(inputs) > 1 else (), split)
+
+
+def _split(field: ast.TargetField) -> str:
+    """`split: auto`: a filter with more outputs than registers is a layer
+    (`kalg.targets.scamp5.layers`)."""
+    value = _single(field, "split")
+    if value != "auto":
+        raise KalgSemanticError(f"split takes 'auto' (a number of outputs per program is the "
+                                f"option --split N), not {value!r}", field.span)
+    return value
 
 
 def _check_real_registers(registers: tuple[str, ...], field: ast.TargetField) -> None:

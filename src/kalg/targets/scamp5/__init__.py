@@ -94,7 +94,7 @@ class Scamp5Target:
         r = self.optimize(text, path, settings)
         return CompileResult(r.text, r.stage.value, r.program, r.stats, r.verified,
                              r.decomposition, r.definition, r.warnings, r.input_register,
-                             settings.target or self.name)
+                             settings.target or self.name, r.readouts, r.kept)
 
 
 TARGET = Scamp5Target("scamp5")

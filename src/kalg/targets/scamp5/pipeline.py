@@ -9,6 +9,7 @@ stages are `kalg.targets.scamp5.candidates` (decompositions), `kalg.targets.scam
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from fractions import Fraction
@@ -26,7 +27,7 @@ from kalg.results import Result
 from kalg.settings import Deadline, Settings
 from kalg.stages import Stage
 from kalg.targets.scamp5 import candidates as search_stage
-from kalg.targets.scamp5 import channel_programs, filters
+from kalg.targets.scamp5 import channel_programs, filters, layers
 from kalg.targets.scamp5.exact import exhaustive as exact
 from kalg.targets.scamp5.exact.factored import shortest_chain
 from kalg.targets.scamp5.exact.kept import kept_program
@@ -72,9 +73,11 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
     ops = settings.ops or target.ops
     registers = settings.registers or target.registers
     target_name = settings.target or target.name
-    if definition.channels:
-        return _compile_channels(definition, path, settings.emit, ops, registers, target,
-                                 target_name, clock, settings, deadline)
+    # A layer (more outputs than a program holds) and a filter over several inputs have
+    # compiles of their own.
+    if (own := _own_compile(definition, path, settings, ops, registers, input_register, target,
+                            target_name, clock, deadline)) is not None:
+        return own
     _check_compilable(definition, input_register, registers, target_name,
                       from_options=bool(settings.registers or settings.input))
     full, definition, zeros, warnings = filters.without_zeros(definition, settings.warn)
@@ -104,6 +107,9 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
                                     input_register, ops, deadline)
     if proof is not None:
         stats["exhaustive search"] = proof
+    program, winner, noise = _by_noise(settings, found.candidates.get(ops, {}),
+                                       definition.outputs, program, winner, registers,
+                                       input_register, ops)
     program, definition = filters.cleared(program, zeros), full
     clock.lap("exact searches")
     stats["candidate"] = winner
@@ -143,9 +149,32 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
     header = _header(definition, path, ops, registers, input_register, target_name)
     if proof is not None and not zeros:
         header.append(f"length: {proof}")
+    header.append(writes_line(program, (input_register,)))
+    header += noise  # --noise-slack: the chosen program's SNR, also in the statistics
+    stats |= {"noise": noise[0].removeprefix("noise: ")} if noise else {}
     return Result(Stage.PROGRAM, format_program(program, header=header), stats, program,
                   definition=definition, decomposition=decomposition, verified=True,
                   warnings=warnings, input_register=input_register)
+
+
+def _by_noise(settings: Settings, candidates: dict, outputs: dict,
+              program: list[Instr], winner: str, registers: tuple[str, ...], inp: str,
+              ops: str) -> tuple[list[Instr], str, list[str]]:
+    """With --noise-slack N, the quietest program within N instructions of `program`
+    (`kalg.targets.scamp5.noise_objective`) and the header line saying so; else `program` as
+    it is."""
+    if not settings.noise_slack:
+        return program, winner, []
+    from kalg.targets.scamp5 import noise_objective as quiet
+
+    model = quiet.MODELS[settings.noise_model]()
+    best, shortest, compared = quiet.quietest(program, winner, candidates, outputs, registers,
+                                              inp, ops, settings.noise_slack, model)
+    line = (f"noise: SNR {best.snr_db:.1f} dB under the {settings.noise_model} model (worst "
+            f"output), longest chain of {quiet.write_depth(best.program, inp)} writes, the "
+            f"quietest of {compared} programs within {settings.noise_slack} instructions of the "
+            f"shortest ({len(program)} instructions, SNR {shortest.snr_db:.1f} dB)")
+    return best.program, best.name, [line]
 
 
 def _cleared_result(definition: frontend.Definition, path: str | Path, ops: str,
@@ -161,6 +190,7 @@ def _cleared_result(definition: frontend.Definition, path: str | Path, ops: str,
     verify_numeric(program, definition.outputs, image, input_register)
     stats = _program_stats(program, registers, ops) | {"candidate": filters.CLEARED}
     header = _header(definition, path, ops, registers, input_register, target_name)
+    header.append(writes_line(program, (input_register,)))
     return Result(Stage.PROGRAM, format_program(program, header=header), stats, program,
                   definition=definition, verified=True, warnings=warnings,
                   input_register=input_register)
@@ -200,11 +230,104 @@ def _compile_channels(definition: frontend.Definition, path: str | Path, emit: S
         "candidate": winner, "inputs": " ".join(target.inputs),
         "seconds": {stage: round(s, 3) for stage, s in clock.laps.items()}}
     header = _header(definition, path, ops, registers, " ".join(target.inputs), target_name)
+    header.append(writes_line(program, target.inputs))
     if settings.exhaustive:  # asked for, so say why there is no proof
         header.append("length: not proven (the exhaustive search takes one input and one "
                       "output only)")
     return Result(Stage.PROGRAM, format_program(program, header=header), stats, program,
                   definition=definition, verified=True, input_register=target.inputs[0])
+
+
+def _own_compile(definition: frontend.Definition, path: str | Path, settings: Settings, ops: str,
+                 registers: tuple[str, ...], input_register: str, target, target_name: str,
+                 clock: Clock, deadline: Deadline) -> Result | None:
+    """A layer's or a filter over several inputs' compile; None for any other definition."""
+    # A budget given as an option that misses outputs named as the file's registers is the
+    # option's contradiction (a usage error, `_check_budget`), not a layer to refuse.
+    contradicted = bool(settings.registers) and set(
+        definition.channels or definition.outputs) <= set(target.registers)
+    if _layer(definition, registers, input_register, settings.split or target.split,
+              contradicted):
+        return _compile_layer(definition, path, settings, ops, registers, input_register,
+                              target_name, clock)
+    if definition.channels:  # also a layer's group over several inputs
+        return _compile_channels(definition, path, settings.emit, ops, registers, target,
+                                 target_name, clock, settings, deadline)
+    return None
+
+
+def _layer(definition: frontend.Definition, registers: tuple[str, ...], input_register: str,
+           split: str | None, contradicted: bool = False) -> bool:
+    """Whether `definition` compiles as a layer (`kalg.targets.scamp5.layers`); a filter with
+    more outputs than one program holds is an error without a split (unless the budget
+    `contradicted` the file: then the budget's own usage error says so)."""
+    if definition.kind != "filter" or (split is None and contradicted):
+        return False
+    channels = bool(definition.channels)
+    inputs = definition.inputs if channels else (input_register,)
+    count = len(definition.channels or definition.outputs)
+    if not layers.is_layer(count, registers, inputs, channels, split):
+        return False
+    if split is None:
+        room = layers.capacity(registers, inputs, channels)
+        raise KalgSemanticError(
+            f"'{definition.name}' has {count} outputs, more than one program holds: "
+            f"{room} on the registers {' '.join(registers)}"
+            + (f" besides its inputs {' '.join(inputs)}" if channels else ""),
+            definition.span,
+            hint="compile it as a layer, a sequence of programs read out in turn: "
+                 "--split auto (or 'split: auto' in the target block, split='auto' in "
+                 "kalg.compile); or, in simulation only, --target scamp5_wide --registers "
+                 f"A..{chr(ord('A') + count - 1 + (len(inputs) if channels else 0))}")
+    return True
+
+
+def _compile_layer(definition: frontend.Definition, path: str | Path, settings: Settings,
+                   ops: str, registers: tuple[str, ...], input_register: str,
+                   target_name: str, clock: Clock) -> Result:
+    """A layer: its groups' programs (each compiled by this pipeline, so verified) in
+    sequence, the sequence verified as a whole (`kalg.targets.scamp5.layers.compile_layer`)."""
+    if settings.emit is not Stage.PROGRAM:
+        raise KalgError(f"'{definition.name}' is a layer, a sequence of programs, one per group "
+                        "of outputs: there is no single e-graph or decomposition to emit "
+                        "(--emit kernels and ast work)")
+    if definition.semiring is not REAL:
+        _check_compilable(definition, input_register, registers, target_name)
+    for err in definition.unapproximated.values():
+        raise err  # SCAMP-5 can only halve: a non-dyadic kernel needs an approx setting
+    channels = bool(definition.channels)
+    inputs = definition.inputs if channels else (input_register,)
+    spec = layers.LayerSpec(definition.name, dict(definition.outputs),
+                            {o: dict(p) for o, p in definition.channels.items()}, inputs,
+                            registers, ops, target_name)
+    group = dataclasses.replace(settings, name=None, registers=None, input=None, ops=None,
+                                target=target_name, split=None, progress=None)
+    deadline, made = Deadline(settings.timeout), []  # --timeout bounds the whole layer
+
+    def compile_group(text: str, _inputs: tuple[str, ...]) -> Result:
+        made.append(text)
+        if settings.progress:
+            settings.progress(f"layer: program {len(made)}")
+        left = None if deadline.end is None else max(deadline.left(), 0.1)
+        return compile_text(text, f"{path} (a group)", dataclasses.replace(group, timeout=left))
+
+    size = layers.group_size(registers, inputs, settings.split)
+    program, readouts, warnings, kept = layers.compile_layer(spec, size, compile_group,
+                                                              verify_shape)
+    clock.lap("layer")
+    stats = _program_stats(program, registers, ops) | {
+        "programs": len(readouts), "candidate": "layer",
+        "seconds": {stage: round(s, 3) for stage, s in clock.laps.items()}}
+    header = _header(definition, path, ops, registers, " ".join(inputs), target_name)
+    header[0] = (f"layer: {definition.name} (from {Path(path).name}), {len(readouts)} programs "
+                 f"read out in turn, {len(program)} instructions and {bus_steps(program)} bus "
+                 "steps in all")
+    header[-1] = ("verified: each program exactly (symbolic) and numerically (simulated), and "
+                  "the sequence replayed from the input, each readout against its kernels")
+    text = layers.layer_text(header, program, readouts, kept, writes_line)
+    return Result(Stage.PROGRAM, text, stats, program, definition=definition, verified=True,
+                  warnings=warnings,
+                  input_register=inputs[0], readouts=readouts, kept=kept)
 
 
 def _check_compilable(definition: frontend.Definition, input_register: str,
@@ -258,7 +381,8 @@ def _check_budget(definition: frontend.Definition, input_register: str,
             hint=f"add them to --registers, or move the input with --input REG "
                  f"(e.g. --input {registers[0]}: a kernel's result then ends in it too)"
             if moved else "add them to --registers, or give the filter's outputs registers "
-                          "of the budget")
+                          "of the budget, or compile it as a sequence of programs with "
+                          "--split auto (docs/layers.md)")
 
 
 def _check_output(definition: frontend.Definition, register: str, kernel: Kernel) -> None:
@@ -501,6 +625,17 @@ def _header(definition: frontend.Definition, path: str | Path, ops: str,
     if target_name == WIDE:
         lines.insert(1, f"target: {_WIDE_NOTE}")
     return lines
+
+
+def writes_line(program: list[Instr], inputs: tuple[str, ...]) -> str:
+    """The header line saying which registers the program writes (what a caller loses) and
+    whether it overwrites its input(s), and where first."""
+    written = sorted({r for i in program for r in i.writes()})
+    firsts = [f"{r} by instruction {n}" for r in inputs
+              if (n := next((k for k, i in enumerate(program, 1) if r in i.writes()), None))]
+    said = (f"overwrites the input: {', '.join(firsts)}" if firsts
+            else f"the input in {' '.join(inputs)} is kept")
+    return f"writes: {' '.join(written) or 'nothing'} ({said})"
 
 
 def approximation_lines(definition: frontend.Definition) -> list[str]:
