@@ -241,7 +241,7 @@ def test_cpu_filter_outputs_are_free_names_and_target_cpu_block_is_valid(capsys,
     assert sorted(named.kernels) == ["gx", "gy"]
     code, out, _ = run(capsys, "check", path)
     assert code == 0 and out.startswith("target cpu { }\n")
-    channels = kalg_file(tmp_path, "target cpu { input: r g }\nfilter f = [out: [1 2 1] * r + g]\n",
+    channels = kalg_file(tmp_path, "target cpu { input: r g }\nfilter f = [mix: [1 2 1] * r + g]\n",
                          "channels.kalg")
     assert kalg.compile(channels).inputs == ("r", "g")
 

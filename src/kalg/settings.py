@@ -85,18 +85,26 @@ HARD_SLACK = 0.1
 still runs then."""
 
 
+GRACE = 1.0
+"""Seconds the alarm of `hard_deadline` waits again while a stage that cuts itself runs (the
+code generator, whose fallback after its search stopped at the deadline is bounded work)."""
+
+
 class TimeoutCut(Exception):
     """Raised in the main thread by `hard_deadline`'s alarm; turned into a located
     ResourceLimitError by it (never seen by callers)."""
 
 
 @contextmanager
-def hard_deadline(seconds: float | None, doing: Callable[[], str]) -> Iterator[None]:
+def hard_deadline(seconds: float | None, doing: Callable[[], str],
+                  self_bounded: Callable[[], bool] = lambda: False) -> Iterator[None]:
     """Bound the block to `seconds`·(1 + HARD_SLACK) + 0.5 s of wall-clock time: the searches
     cut themselves at `seconds` (and keep the best program found), but a stage that cannot be
     cut in the middle (one e-graph iteration, a code generator's beam step, a whole-filter
     construction) once ran 12.7 s past --timeout 0.1. When the alarm fires the block is
     abandoned with a ResourceLimitError that says what was cut (`doing()`: the stage running).
+    While `self_bounded()` is true (the code generator, which stops at the deadline by itself
+    and then builds its fallback) the alarm waits, so that its verified program is printed.
     Only in the main thread (where signals are delivered) and where no other alarm is set;
     elsewhere the searches' own checks of the deadline are the bound."""
     usable = (seconds is not None and threading.current_thread() is threading.main_thread()
@@ -106,6 +114,12 @@ def hard_deadline(seconds: float | None, doing: Callable[[], str]) -> Iterator[N
         return
 
     def cut(signum, frame):
+        # The code generator stops itself at the deadline and then builds its fallback (the
+        # constant-matrix program, bounded work): the alarm waits for it, GRACE at a time, so
+        # that the user gets that verified program instead of an error
+        if self_bounded():
+            signal.setitimer(signal.ITIMER_REAL, GRACE)
+            return
         raise TimeoutCut
 
     previous = signal.signal(signal.SIGALRM, cut)

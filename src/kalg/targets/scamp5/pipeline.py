@@ -71,7 +71,7 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
         engine.preload()
     doing = _Doing(settings.progress)
     clock = Clock(doing)
-    with hard_deadline(settings.timeout, doing.stage):
+    with hard_deadline(settings.timeout, doing.stage, doing.self_bounded):
         return _compile_text(text, path, dataclasses.replace(settings, progress=doing), clock)
 
 
@@ -88,6 +88,10 @@ class _Doing:
 
     def stage(self) -> str:
         return f"'{self.last}'" if self.last else "the front end"
+
+    def self_bounded(self) -> bool:
+        """True while the code generator runs: it stops its own search at the deadline."""
+        return self.last.startswith(("codegen", "code generation"))
 
 
 def _compile_text(text: str, path: str, settings: Settings, clock: Clock) -> Result:
