@@ -216,3 +216,139 @@ def deeply_nested_sources() -> st.SearchStrategy[str]:
         lambda t: t[1].join([t[2]] * t[0]))
     return st.tuples(st.one_of(nested, chain), st.sampled_from(["", " with approx depth 6"])).map(
         lambda t: f"kernel k = [1 1 1]\nkernel d = {t[0]}{t[1]}\n")
+
+
+# ----------------------------------------------------------------------------- layers (issue 27)
+def _small_kernel() -> st.SearchStrategy[str]:
+    """A 1x1 to 3x3 matrix of small integers, sometimes over a power of two or odd divisor."""
+    side = st.sampled_from([3, 1, 3, 3, 3, 2])
+    shape = st.tuples(side, side)
+    rows = shape.flatmap(lambda s: st.lists(st.lists(st.integers(-4, 4), min_size=s[1],
+                                                     max_size=s[1]).map(
+        lambda r: " ".join(map(str, r))), min_size=s[0], max_size=s[0]))
+    divisor = st.sampled_from(["", "", "", " / 2", " / 8", " / 3", " / 4", " / 16", " / 0"])
+    return st.tuples(rows, divisor).map(lambda t: "[" + "; ".join(t[0]) + "]" + t[1])
+
+
+_OUTPUT_NAMES = (*"ABCDEFGHIJKLMNOP", "out", "map1", "q", "A", "_x")
+
+
+def _name(kind: str, i: int) -> str:
+    """Output i's name: a register letter (from B) or 'm' + i."""
+    return f"m{i}" if kind == "m" else kind[i]
+
+
+def layer_sources() -> st.SearchStrategy[str]:
+    """Filters with more outputs than registers (5-20 outputs of small kernels), single- or
+    multi-channel (inputs A, B, C), with or without `split` in the target block (auto, a
+    number, nonsense), register ranges and inputs that clash with the outputs."""
+    split = st.sampled_from(["", "", ", split: auto", ", split: auto", ", split: auto",
+                             ", split: auto", ", split: 2", ", split: 0", ", split: fast"])
+    registers = st.sampled_from(["A..F", "A..F", "A..H", "A..C", "A..P", "B..A"])
+    inputs = st.sampled_from([["A"], ["A"], ["A", "B"], ["A", "B", "C"], ["Q"]])
+    target = st.tuples(st.sampled_from(["scamp5", "scamp5", "scamp5_wide"]), registers,
+                       inputs, split).map(
+        lambda t: f"target {t[0]} {{ registers: {t[1]}, input: {' '.join(t[2])}{t[3]} }}\n")
+
+    def output(t: tuple[str, list[str], list[str]]) -> str:
+        name, kernels, channels = t
+        terms = [f"{k} * {c}" for k, c in zip(kernels, channels, strict=False)] or kernels
+        return f"{name}: {' + '.join(terms)}"
+
+    body = st.tuples(st.lists(_small_kernel(), min_size=1, max_size=3),
+                     st.lists(st.sampled_from(["A", "A", "B", "C", "Z"]), max_size=3))
+    kind = st.sampled_from(["BCDEFGHIJKLMNOPQRSTU", "BCDEFGHIJKLMNOPQRSTU", "m"])
+    named = st.tuples(kind, st.lists(body, min_size=5, max_size=20)).map(
+        lambda t: [output((_name(t[0], i), *b)) for i, b in enumerate(t[1])])
+    clash = st.tuples(named, st.sampled_from(_OUTPUT_NAMES)).map(
+        lambda t: [*t[0], f"{t[1]}: [1]"])
+    filt = st.one_of(named, named, named, clash).map(
+        lambda o: "filter layer = [\n  " + ",\n  ".join(o) + ",\n]\n")
+    return st.tuples(st.one_of(st.just(""), target), filt).map("".join)
+
+
+def small_layer_sources() -> st.SearchStrategy[str]:
+    """Layers cheap enough to compile in a campaign: 7-9 outputs of 1x1-1x3 kernels on one input
+    with `split: auto`, some with a clash or a bad split to refuse."""
+    cell = st.integers(-3, 3)
+    kernel = st.lists(cell, min_size=1, max_size=3).map(lambda c: "[" + " ".join(map(str, c))
+                                                        + "]")
+    names = st.sampled_from(_OUTPUT_NAMES[:12])
+    outputs = st.lists(st.tuples(names, kernel).map(lambda t: f"{t[0]}: {t[1]}"), min_size=7,
+                       max_size=9)
+    split = st.sampled_from(["auto", "auto", "auto", "3", "4", "1", "0", "nonsense"])
+    return st.tuples(split, outputs).map(
+        lambda t: f"target scamp5 {{ registers: A..F, input: A, split: {t[0]} }}\n"
+                  f"filter layer = [{', '.join(t[1])}]\n")
+
+
+# ----------------------------------------------------------------------------- batches
+def batch_inputs() -> st.SearchStrategy[tuple[str, list[str]]]:
+    """(a .kalg text of 3-12 definitions, the batch's path arguments): tiny kernels that
+    compile, definitions that fail to compile (too many outputs, a semiring the target lacks,
+    an empty kernel), and arguments naming a missing definition or file. The path arguments
+    use '{f}' for the file."""
+    good = st.lists(st.integers(-3, 3), min_size=1, max_size=3).map(
+        lambda c: "[" + " ".join(map(str, c)) + "]")
+    failing = st.sampled_from([
+        "[1 2 1] with semiring minplus", "[0 0 0]", "[1 2 1] / 0", "nosuch * [1 1]",
+        "[1 1 1; 1 1 1; 1 1 1] ^ 40", "[1 2 1] with approx depth 0"])
+    kernel = st.one_of(good, good, good, failing)
+    filt = st.lists(good, min_size=7, max_size=8).map(
+        lambda ks: "[" + ", ".join(f"{r}: {k}" for r, k in zip("ABCDEFGH", ks,
+                                                                 strict=False)) + "]")
+    definition = st.one_of(kernel.map(lambda k: ("kernel", k)), filt.map(lambda f: ("filter",
+                                                                                     f)))
+    defs = st.lists(definition, min_size=3, max_size=12)
+
+    def text(ds: list[tuple[str, str]]) -> str:
+        return "".join(f"{kind} d{i} = {body}\n" for i, (kind, body) in enumerate(ds))
+
+    args = st.lists(st.sampled_from(["{f}", "{f}", "{f}", "{f}:d0", "{f}:d2", "{f}:nosuch",
+                                     "{f}x", "{f}:"]), min_size=1, max_size=3)
+    return st.tuples(defs.map(text), args)
+
+
+# ----------------------------------------------------------------------------- pipelines
+def pipeline_sources() -> st.SearchStrategy[str]:
+    """Pipeline blocks (issue 28's language): pointwise stages (+ - * / ^, abs, sqrt, min, max,
+    clamp, select, comparisons), convolutions of small kernels, stages used before they are
+    defined or by themselves (cycles), unknown names, kernels used as images, on the cpu or
+    SCAMP-5 target."""
+    stage_names = ["img", "s0", "s1", "img", "img", "img", "img", "img", "s3", "img2", "k",
+                   "nosuch"]
+    leaf = st.one_of(st.sampled_from(stage_names), st.sampled_from(["0.5", "2", "-1", "1/3"]),
+                     st.tuples(st.sampled_from(["k", "transpose(k)", "k * k", "[1 2 1]", "img",
+                                                "[1; 0; -1] / 2"]),
+                               st.sampled_from(stage_names)).map(
+                         lambda t: f"conv({t[0]}, {t[1]})"))
+
+    def extend(inner):
+        binary = st.tuples(inner, st.sampled_from([" + ", " - ", " * ", " / ", " < ", " >= ",
+                                                   " == ", " != ", " ^ "]), inner).map("".join)
+        unary = st.tuples(st.sampled_from(["abs", "sqrt", "-", ""]), inner).map(
+            lambda t: f"{t[0]}({t[1]})")
+        two = st.tuples(st.sampled_from(["min", "max", "min", "max", "abs"]), inner, inner).map(
+            lambda t: f"{t[0]}({t[1]}, {t[2]})")
+        three = st.tuples(st.sampled_from(["select", "clamp"]), inner, inner, inner).map(
+            lambda t: f"{t[0]}({t[1]}, {t[2]}, {t[3]})")
+        return st.one_of(binary, unary, two, three)
+
+    expr = st.recursive(leaf, extend, max_leaves=6)
+    keyword = st.sampled_from(["let"] * 20 + ["out", "val"])
+    stages = st.lists(st.tuples(keyword, expr), min_size=1, max_size=5).map(
+        lambda ss: [f"  {k} s{i} = {e}" for i, (k, e) in enumerate(ss)] + [
+            f"  out r = {ss[-1][1]}"])
+    clash = st.sampled_from(["  let img = img", "  out out = img", "  let s0 = s0",
+                             "  let k = img", "  out s0 = 1"])
+    stage_or_clash = st.one_of(stages, stages, stages, stages, stages, st.tuples(
+        stages, clash).map(lambda t: [*t[0], t[1]]))
+    params = st.sampled_from(["img"] * 12 + ["img, img2", "", "img, img"])
+    border = st.sampled_from(["", "", "", " with border replicate", " with border constant 0",
+                              " with border wrap", " with border nonsense"])
+    target = st.sampled_from(["", "target cpu { input: A }\n", "target scamp5 { input: A }\n",
+                              "target scamp5 { registers: A..F, input: A }\n"])
+    block = st.tuples(target, params, stage_or_clash, border).map(
+        lambda t: f"{t[0]}kernel k = [1 2 1; 0 0 0; -1 -2 -1]\n"
+                  f"pipeline p({t[1]}) {{\n" + "\n".join(t[2]) + f"\n}}{t[3]}\n")
+    return block
