@@ -78,6 +78,8 @@ def _argv(command: str, data, tmp: str) -> tuple[list[str], str]:
     Path(path).write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
     if command == "simulate":
         return ["simulate", path, "--kernel", SOBEL, "--size", "12"], path
+    if command == "optimize" and data.startswith("target scamp5"):  # small_layer_sources
+        return ["optimize", path, "--timeout", str(COMPILE_TIMEOUT)], path
     if command == "optimize":
         return ["optimize", path], path
     return ["check", path], path
@@ -172,11 +174,17 @@ class Tally:
     peak_kib: int = 0
     failures: list[str] = field(default_factory=list)
 
+    log: object = None
+    """Where each failure is written as it is found (the progress file)."""
+
     def add(self, verdict: str, detail: str, data, seconds: float) -> None:
         self.counts[verdict] = self.counts.get(verdict, 0) + 1
         self.seconds = max(self.seconds, seconds)
-        if verdict not in ("ok", "error") and len(self.failures) < 8:
-            self.failures.append(f"{verdict}: {detail}\n  input: {data!r:.400}")
+        if verdict not in ("ok", "error"):
+            if len(self.failures) < 8:
+                self.failures.append(f"{verdict}: {detail}\n  input: {data!r:.400}")
+            print(f"FAILURE {verdict} after {seconds:.2f} s: {detail}\n  input: {data!r}",
+                  file=self.log, flush=True)
 
 
 def _spawn(slot: Slot, name: str, memory_mib: int) -> None:
@@ -234,7 +242,7 @@ def campaign(name: str, examples: int, workers: int, timeout: float, memory_mib:
         else None
     shares = [examples // workers + (w < examples % workers) for w in range(workers)]
     slots = [Slot(w, s) for w, s in enumerate(shares) if s]
-    tally = Tally()
+    tally = Tally(log=progress)
     for slot in slots:
         _spawn(slot, name, memory_mib)
     reported = 0

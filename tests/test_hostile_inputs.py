@@ -321,8 +321,30 @@ def test_decomposition_none_for_whole_filter_construction_is_explained():
 # ----------------------------------------------------------------------------- --timeout
 def test_timeout_cuts_a_stage_that_never_checks_the_deadline(monkeypatch):
     """`--timeout 0.1` on a six-output filter ran 12.7 s: stages that cannot be cut in the
-    middle ran on. The compile is now abandoned at the bound with an error saying what was
-    cut (a search that stands still stands in for such a stage)."""
+    middle ran on. The compile is now abandoned at the bound (a search that stands still stands
+    in for such a stage) and answers with the direct construction's program, verified before
+    the cut, its stop reason naming the stage cut."""
+    import time as clock
+
+    from kalg.targets.scamp5 import candidates, fallback
+
+    def stuck(*args, **kwargs):
+        clock.sleep(60)
+
+    monkeypatch.setattr(candidates, "search", stuck)
+    start = clock.monotonic()
+    result = kalg.compile([[1, 2, 1]], divisor=4, timeout=0.2)
+    assert clock.monotonic() - start < 30  # the alarm, not the 60 s sleep, ended it
+    assert result.stats["candidate"] == fallback.CANDIDATE
+    assert result.stats["stop reason"].startswith("--timeout 0.2 s expired and the compile was "
+                                                  "cut during 'front end")
+    assert result.text.startswith("// stop: --timeout 0.2 s expired")
+    assert max(kalg.simulate(result, "kernel k = [1 2 1] / 4").max_abs_error.values()) < 1e-9
+
+
+def test_timeout_without_a_fallback_says_what_was_cut(monkeypatch):
+    """Where the direct construction does not apply (six outputs on six registers leave no
+    register for the divided input), the cut is a clear error naming the stage it cut."""
     import time as clock
 
     from kalg.targets.scamp5 import candidates
@@ -331,11 +353,53 @@ def test_timeout_cuts_a_stage_that_never_checks_the_deadline(monkeypatch):
         clock.sleep(60)
 
     monkeypatch.setattr(candidates, "search", stuck)
+    six = {r: np.random.default_rng(i).integers(-3, 4, (3, 3)).tolist()
+           for i, r in enumerate("ABCDEF")}
     start = clock.monotonic()
     with pytest.raises(KalgError, match=r"--timeout 0.2 s expired and the compile was cut "
                                         r"during .front end"):
-        kalg.compile([[1, 2, 1]], divisor=4, timeout=0.2)
-    assert clock.monotonic() - start < 30  # the alarm, not the 60 s sleep, ended it
+        kalg.compile(six, timeout=0.2)
+    assert clock.monotonic() - start < 30
+
+
+def test_timeout_1_on_random_9x9_no_overshoot_waiting_for_the_code_generator(monkeypatch):
+    """`--timeout 1` on a random 9x9 took 2.2 s: the alarm waited, a second at a time, while
+    the code generator built its own fallback. The alarm now cuts whatever runs, and the
+    direct program made before the searches is the answer (a code generator that never stops
+    stands in for a slow fallback: it kept the old alarm waiting as long as it ran)."""
+    import time as clock
+
+    from kalg.targets.scamp5 import fallback, pipeline
+
+    def slow(*args, **kwargs):
+        clock.sleep(60)
+
+    monkeypatch.setattr(pipeline, "choose_program", slow)
+    kernel = random_kernel(9, seed=9)
+    start = clock.monotonic()
+    result = kalg.compile(kernel, timeout=1)
+    assert clock.monotonic() - start < 30
+    assert result.stats["candidate"] == fallback.CANDIDATE
+    assert "expired and the compile was cut during '" in result.stats["stop reason"]
+    assert max(kalg.simulate(result, kernel).max_abs_error.values()) < 1e-9
+
+
+def test_cut_layer_answers_with_a_verified_sequence_of_direct_programs(monkeypatch):
+    """An eight-output filter with `--split auto` cut by --timeout: every program of the layer
+    is the direct construction's, and the sequence is verified as a layer's always is."""
+    import time as clock
+
+    from kalg.targets.scamp5 import candidates
+
+    def stuck(*args, **kwargs):
+        clock.sleep(60)
+
+    monkeypatch.setattr(candidates, "search", stuck)
+    eight = {r: [[i + 1, 0, -1]] for i, r in enumerate("ABCDEFGH")}
+    result = kalg.compile(eight, split="auto", timeout=0.3)
+    assert len(result.readouts) == 2
+    assert "cut during 'layer: program 1'" in result.stats["stop reason"]
+    assert "direct construction" in result.text
 
 
 def test_stop_reason_never_says_searched_every_candidate_when_cut(monkeypatch):

@@ -9,8 +9,7 @@ import math
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kalg.stages import Stage
@@ -60,6 +59,9 @@ class Settings:
     the least expected analogue error (`kalg.noise_objective`); 0: the shortest."""
     noise_model: str = "auke"
     """The noise model of that choice: "auke" or "cain" (`kalg.noise_objective.MODELS`)."""
+    direct: bool = False
+    """Compile by the direct construction alone (`kalg.targets.scamp5.fallback`): the program
+    --timeout falls back on, made for each program of a layer when the layer is cut."""
     split: str | None = None
     """A filter with more outputs than registers: "auto" compiles it as a layer, a sequence of
     programs (`kalg.layers`), "N" with at most N outputs per program; None: the target
@@ -81,58 +83,51 @@ class Deadline:
 
 
 HARD_SLACK = 0.1
-"""--timeout S holds within S·(1 + HARD_SLACK) + 1 s on every path: `hard_deadline` cuts what
-still runs then."""
+"""--timeout S holds within S·(1 + HARD_SLACK) + 1 s on every path: `bounded` cuts what
+still runs then, and answers with the program made and verified before (the fallback)."""
 
 
-GRACE = 1.0
-"""Seconds the alarm of `hard_deadline` waits again while a stage that cuts itself runs (the
-code generator, whose fallback after its search stopped at the deadline is bounded work)."""
+class TimeoutCut(BaseException):
+    """Raised in the main thread by `bounded`'s alarm; a BaseException so that no handler of
+    the compile's own (`except Exception`) can swallow the cut. Never seen by callers."""
 
 
-class TimeoutCut(Exception):
-    """Raised in the main thread by `hard_deadline`'s alarm; turned into a located
-    ResourceLimitError by it (never seen by callers)."""
+def bounded[T](seconds: float | None, doing: Callable[[], str], work: Callable[[], T],
+               fallback: Callable[[str], T | None] = lambda _stage: None) -> T:
+    """`work()`, bounded to `seconds`·(1 + HARD_SLACK) + 0.5 s of wall-clock time: the
+    searches cut themselves at `seconds` (and keep the best program found), but a stage that
+    cannot be cut in the middle (one e-graph iteration, a code generator's beam step, a
+    whole-filter construction) once ran 12.7 s past --timeout 0.1. When the alarm fires the
+    work is abandoned and `fallback(stage)` answers (`doing()`: the stage running; the
+    fallback is a program made and verified before, so answering takes milliseconds); where
+    it has none (None), a ResourceLimitError says what was cut.
 
-
-@contextmanager
-def hard_deadline(seconds: float | None, doing: Callable[[], str],
-                  self_bounded: Callable[[], bool] = lambda: False) -> Iterator[None]:
-    """Bound the block to `seconds`·(1 + HARD_SLACK) + 0.5 s of wall-clock time: the searches
-    cut themselves at `seconds` (and keep the best program found), but a stage that cannot be
-    cut in the middle (one e-graph iteration, a code generator's beam step, a whole-filter
-    construction) once ran 12.7 s past --timeout 0.1. When the alarm fires the block is
-    abandoned with a ResourceLimitError that says what was cut (`doing()`: the stage running).
-    While `self_bounded()` is true (the code generator, which stops at the deadline by itself
-    and then builds its fallback) the alarm waits, so that its verified program is printed.
     Only in the main thread (where signals are delivered) and where no other alarm is set;
     elsewhere the searches' own checks of the deadline are the bound."""
     usable = (seconds is not None and threading.current_thread() is threading.main_thread()
               and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0))
     if not usable:
-        yield
-        return
+        return work()
 
     def cut(signum, frame):
-        # The code generator stops itself at the deadline and then builds its fallback (the
-        # constant-matrix program, bounded work): the alarm waits for it, GRACE at a time, so
-        # that the user gets that verified program instead of an error
-        if self_bounded():
-            signal.setitimer(signal.ITIMER_REAL, GRACE)
-            return
         raise TimeoutCut
 
     previous = signal.signal(signal.SIGALRM, cut)
     signal.setitimer(signal.ITIMER_REAL, seconds * (1 + HARD_SLACK) + 0.5)
     try:
-        yield
+        try:
+            return work()
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
     except TimeoutCut:
+        stage = doing()
+        if (answer := fallback(stage)) is not None:
+            return answer
         from kalg.diagnostics import ResourceLimitError
 
         raise ResourceLimitError(
-            f"--timeout {seconds:g} s expired and the compile was cut during {doing()}, before "
+            f"--timeout {seconds:g} s expired and the compile was cut during {stage}, before "
             "a verified program was found",
             hint="raise --timeout (a program is printed when one is found in time)") from None
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)

@@ -24,7 +24,7 @@ from kalg.diagnostics import KalgError, KalgSemanticError, UsageError, Verificat
 from kalg.frontend.stages import front_end
 from kalg.frontend.target import WIDE
 from kalg.results import Result
-from kalg.settings import Deadline, Settings, hard_deadline
+from kalg.settings import Deadline, Settings, bounded
 from kalg.stages import Stage
 from kalg.targets.scamp5 import candidates as search_stage
 from kalg.targets.scamp5 import channel_programs, filters, layers, sources
@@ -32,6 +32,8 @@ from kalg.targets.scamp5.exact import exhaustive as exact
 from kalg.targets.scamp5.exact.bounds import describe_bound, lower_bound
 from kalg.targets.scamp5.exact.factored import shortest_chain
 from kalg.targets.scamp5.exact.kept import kept_program
+from kalg.targets.scamp5.fallback import CANDIDATE as DIRECT
+from kalg.targets.scamp5.fallback import Fallback, direct_program
 from kalg.targets.scamp5.filters import choose_program
 from kalg.targets.scamp5.machine.isa import REGISTERS as SCAMP5_REGISTERS
 from kalg.targets.scamp5.machine.isa import SIMULATED_REGISTERS, Instr, bus_steps, outside_op_set
@@ -70,9 +72,11 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
 
         engine.preload()
     doing = _Doing(settings.progress)
-    clock = Clock(doing)
-    with hard_deadline(settings.timeout, doing.stage, doing.self_bounded):
-        return _compile_text(text, path, dataclasses.replace(settings, progress=doing), clock)
+    clock, fallback = Clock(doing), Fallback()
+    return bounded(settings.timeout, doing.stage,
+                   lambda: _compile_text(text, path, dataclasses.replace(settings, progress=doing),
+                                         clock, fallback),
+                   lambda stage: fallback.answer(stage, settings.timeout))
 
 
 class _Doing:
@@ -89,12 +93,9 @@ class _Doing:
     def stage(self) -> str:
         return f"'{self.last}'" if self.last else "the front end"
 
-    def self_bounded(self) -> bool:
-        """True while the code generator runs: it stops its own search at the deadline."""
-        return self.last.startswith(("codegen", "code generation"))
 
-
-def _compile_text(text: str, path: str, settings: Settings, clock: Clock) -> Result:
+def _compile_text(text: str, path: str, settings: Settings, clock: Clock,
+                  fallback: Fallback) -> Result:
     """`compile_text` within its --timeout."""
     deadline = Deadline(settings.timeout)
     checked = front_end(text, path, settings)
@@ -109,7 +110,7 @@ def _compile_text(text: str, path: str, settings: Settings, clock: Clock) -> Res
     # A layer (more outputs than a program holds) and a filter over several inputs have
     # compiles of their own.
     if (own := _own_compile(definition, path, settings, ops, registers, input_register, target,
-                            target_name, clock, deadline)) is not None:
+                            target_name, clock, deadline, fallback)) is not None:
         return own
     _check_compilable(definition, input_register, registers, target_name,
                       from_options=bool(settings.registers or settings.input))
@@ -117,6 +118,10 @@ def _compile_text(text: str, path: str, settings: Settings, clock: Clock) -> Res
     if not definition.outputs:
         return _cleared_result(full, path, ops, registers, input_register, target_name,
                                warnings, settings.emit)
+    if (direct := fallback.prepare(settings, lambda: _direct_result(
+            full, {r: {input_register: k} for r, k in definition.outputs.items()}, zeros, path,
+            ops, registers, (input_register,), target_name, warnings))) is not None:
+        return direct
     warnings += _early_warnings(definition, settings.warn)
     clock.lap("front end")
     found = search_stage.search(definition, settings, ops, deadline, clock)
@@ -273,20 +278,50 @@ def _compile_channels(definition: frontend.Definition, path: str | Path, emit: S
 
 def _own_compile(definition: frontend.Definition, path: str | Path, settings: Settings, ops: str,
                  registers: tuple[str, ...], input_register: str, target, target_name: str,
-                 clock: Clock, deadline: Deadline) -> Result | None:
-    """A layer's or a filter over several inputs' compile; None for any other definition."""
+                 clock: Clock, deadline: Deadline, fallback: Fallback) -> Result | None:
+    """A layer's or a filter over several inputs' compile; None for any other definition.
+    With --timeout each first makes its fallback (a layer: of direct programs)."""
     # A budget given as an option that misses outputs named as the file's registers is the
     # option's contradiction (a usage error, `_check_budget`), not a layer to refuse.
     contradicted = bool(settings.registers) and set(
         definition.channels or definition.outputs) <= set(target.registers)
     if _layer(definition, registers, input_register, settings.split or target.split,
               contradicted):
+        direct = dataclasses.replace(settings, direct=True, timeout=None, progress=None)
+        fallback.prepare(settings, lambda: _compile_layer(
+            definition, path, direct, ops, registers, input_register, target_name, Clock()))
         return _compile_layer(definition, path, settings, ops, registers, input_register,
                               target_name, clock)
     if definition.channels:  # also a layer's group over several inputs
+        if settings.emit is Stage.PROGRAM and not definition.unapproximated and (
+                answer := fallback.prepare(settings, lambda: _direct_result(
+                    definition, definition.channels, (), path, ops, registers, target.inputs,
+                    target_name, []))) is not None:
+            return answer
         return _compile_channels(definition, path, settings.emit, ops, registers, target,
                                  target_name, clock, settings, deadline)
     return None
+
+
+def _direct_result(definition: frontend.Definition, outputs: dict, zeros: tuple[str, ...],
+                   path: str | Path, ops: str, registers: tuple[str, ...],
+                   inputs: tuple[str, ...], target_name: str,
+                   warnings: list[str]) -> Result | None:
+    """The direct construction's verified program as a result (`kalg.targets.scamp5.fallback`:
+    --timeout's fallback, and each program of a cut layer's); None where it does not apply."""
+    if definition.semiring is not REAL:
+        return None
+    program = direct_program(outputs, registers, inputs, ops, verify_shape)
+    if program is None:
+        return None
+    program = filters.cleared(program, zeros)
+    header = _header(definition, path, ops, registers, " ".join(inputs), target_name)
+    header.append(writes_line(program, inputs))
+    stats = _program_stats(program, registers, ops) | {"candidate": DIRECT}
+    stats |= _approximation_stats(definition)
+    return Result(Stage.PROGRAM, format_program(program, header=header), stats, program,
+                  definition=definition, verified=True, warnings=list(warnings),
+                  input_register=inputs[0])
 
 
 def _layer(definition: frontend.Definition, registers: tuple[str, ...], input_register: str,

@@ -50,9 +50,9 @@ from kalg.targets.scamp5.machine.isa import (
 )
 from kalg.targets.scamp5.machine.symbolic import verify_exact, verify_exact_channels
 
-__all__ = ["QUICK", "Limits", "Memo", "collector_paused", "cse_filter", "factor_chain",
-           "full_filter", "generate", "matrix_channels", "matrix_filter", "pressure_error",
-           "reverse_filter"]
+__all__ = ["QUICK", "Limits", "Memo", "check_program", "collector_paused", "cse_filter",
+           "factor_chain", "full_filter", "generate", "matrix_channels", "matrix_filter",
+           "pressure_error", "reverse_filter"]
 
 INLINE_CAPS = (0, 4, 8)
 """Inlining policies tried (see `network.normalise`): 0 keeps the decomposition's structure."""
@@ -224,7 +224,7 @@ def _verify(program: list[Instr], decomp: Decomposition, input_register: str, op
 def _verify_program(program: list[Instr], targets: dict, input_register: str, op_set: str,
                     registers: Sequence[str]) -> None:
     """`_verify` for any program and target kernels (register -> Kernel)."""
-    _check_program(program, registers, op_set, (input_register,))
+    check_program(program, registers, op_set, (input_register,))
     verify_exact(program, targets, input_register)
 
 
@@ -242,7 +242,7 @@ def matrix_filter(outputs, registers: Sequence[str], input_register: str,
     program = matrix_program(parts, registers, (input_register,), op_set)
     if program is None:
         return None
-    _check_program(program, registers, op_set, (input_register,))
+    check_program(program, registers, op_set, (input_register,))
     verify_exact(program, outputs, input_register)
     return program
 
@@ -264,13 +264,13 @@ def matrix_channels(outputs, registers: Sequence[str], inputs: Sequence[str],
     program = matrix_program(outputs, registers, tuple(inputs), op_set)
     if program is None:
         return None
-    _check_program(program, registers, op_set, tuple(inputs))
+    check_program(program, registers, op_set, tuple(inputs))
     verify_exact_channels(program, outputs, tuple(inputs))
     return program
 
 
-def _check_program(program: list[Instr], registers: Sequence[str], op_set: str,
-                   inputs: tuple[str, ...]) -> None:
+def check_program(program: list[Instr], registers: Sequence[str], op_set: str,
+                  inputs: tuple[str, ...]) -> None:
     """The one check of a program kalg made, before its values are (`verify_exact`): every
     instruction legal, in the op set and on the budget's registers, and every register read
     holds a value - an input, or one written since and not left undefined by the instruction

@@ -856,3 +856,17 @@ class _Emitter:
         self.src = self.y
 
 
+
+
+def direct_build(outputs: Mapping[str, Mapping[str, Kernel]], registers: Sequence[str],
+                 inputs: Sequence[str], op_set: str) -> list[Instr] | None:
+    """One plan of `matrix_program`, no search: the outputs in register order over a pool of s
+    alone. Work linear in the taps (`kalg.targets.scamp5.fallback`, --timeout's fallback);
+    None where `matrix_program` would find none, or this plan does not fit. Not verified."""
+    problem = _integer_matrix(outputs)
+    if problem is None:
+        return None
+    m, rows = problem
+    order = sorted(rows, key=list(registers).index)
+    return _Builder(registers, tuple(inputs), op_set == "all", m, True, False, {}).run(
+        rows, order, frozenset())
