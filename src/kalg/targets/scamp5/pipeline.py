@@ -298,6 +298,7 @@ def _own_compile(definition: frontend.Definition, path: str | Path, settings: Se
                     definition, definition.channels, (), path, ops, registers, target.inputs,
                     target_name, []))) is not None:
             return answer
+        settings.progress("channel filter: each input's e-graph and the constant-matrix programs")
         return _compile_channels(definition, path, settings.emit, ops, registers, target,
                                  target_name, clock, settings, deadline)
     return None
