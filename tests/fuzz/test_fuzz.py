@@ -15,7 +15,9 @@ from tests.fuzz.strategies import (
     deeply_nested_sources,
     kalg_sources,
     large_value_sources,
+    layer_sources,
     mutated_examples,
+    pipeline_sources,
     program_texts,
     run_kalg,
 )
@@ -75,4 +77,18 @@ def test_generated_programs_simulate_cleanly(tmp_path_factory, text):
     # error has no line; every error in the text itself is located
     located = "does not compute the kernel" not in err and "no interior" not in err
     check_outcome(code, err, path, located=located)
+    assert seconds < SECONDS
+
+
+@settings(FUZZ, max_examples=min(EXAMPLES, 40))
+@given(source=st.one_of(layer_sources(), pipeline_sources()))
+def test_layers_and_pipelines_check_cleanly(tmp_path_factory, source):
+    """Issue 27's new surface: filters with more outputs than registers (with and without a
+    split, several inputs) and pipeline blocks (pointwise stages, cycles, use before
+    definition, on the cpu and SCAMP-5 targets) give a result or a located error
+    (scripts/fuzz_campaign.py runs thousands, and compiles layers and batches)."""
+    path = tmp_path_factory.mktemp("new") / "n.kalg"
+    path.write_text(source, encoding="utf-8")
+    code, _, err, seconds = run_kalg(["check", str(path)])
+    check_outcome(code, err, path)
     assert seconds < SECONDS
