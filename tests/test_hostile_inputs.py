@@ -412,3 +412,14 @@ def test_stop_reason_never_says_searched_every_candidate_when_cut(monkeypatch):
     assert "--timeout 1000 s expired" in result.stats["stop reason"]
     untimed = kalg.compile([[1, 2, 1]], divisor=4)
     assert untimed.stats["stop reason"] == "searched every candidate"
+
+
+def test_split_2_in_the_target_block_says_the_option_not_expected_a_name(tmp_path, capsys):
+    """Fuzzing layers: `split: 2` in a target block was "unexpected number 2: expected '[' or a
+    name", which says neither what the field takes nor where a number of outputs goes."""
+    path = kalg_file(tmp_path, "target scamp5 { registers: A..F, input: A, split: 2 }\n"
+                               "filter f = [B: [1], C: [2]]\n")
+    code, _, err = run(capsys, "check", str(path))
+    assert code == 1
+    assert err.startswith(f"{path}:1:51: error: a target field takes names or a register range")
+    assert "--split N" in err

@@ -110,6 +110,8 @@ SEMANTIC = [
      "the cpu target has no registers"),
     ("second-target", "target scamp5 { }\ntarget scamp5 { }\nkernel k = [1]", 2, 1,
      "a second target block"),
+    ("target-field-number", "target scamp5 { split: 2 }\nkernel k = [1]", 1, 24,
+     "a target field takes names or a register range"),
     ("unknown-target-field", "target scamp5 { regs: A..F }\nkernel k = [1]", 1, 17,
      "unknown target field 'regs'"),
     ("input-not-a-register", "target scamp5 { registers: A..C, input: D }\nkernel k = [1]", 1,

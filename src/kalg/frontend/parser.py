@@ -31,6 +31,11 @@ _STRAY_SEMICOLON = ("';' ends a row inside a matrix [...]; a statement ends at t
                     "without ';'")
 
 ERROR_EXAMPLES: dict[str, list[str]] = {
+    "a target field takes names or a register range ('registers: A..F', 'input: A', 'split: "
+    "auto'); a number of outputs per program is the option --split N": [
+        "target scamp5 { split: 2 }", "target scamp5 { registers: A..F, input: A, split: 2 }",
+        "target scamp5 { input: 1 }", "target scamp5 { split: -1 }",
+    ],
     "a definition needs a name: 'kernel NAME = ...'": [
         "kernel = [1]", "filter = [A: k]",
     ],
