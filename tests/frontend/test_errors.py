@@ -20,6 +20,8 @@ SYNTAX = [
      "unclosed '['"),
     ("unclosed-paren", "kernel k = shift(1, 2\n", 1, 17, "unclosed '('"),
     ("unclosed-brace", "kernel k = [1]\ntarget scamp5 { ops: all", 2, 15, "unclosed '{'"),
+    ("target-field-number", "target scamp5 { split: 2 }\nkernel k = [1]", 1, 24,
+     "a target field takes names or a register range"),
     ("stray-closer", "kernel k = [1 2 1]]", 1, 19, "unexpected ']'"),
     ("missing-name", "kernel = [1]", 1, 8, "a definition needs a name"),
     # issue 14: a trailing ';' was "kernels are composed with '*'"; a negative depth was
@@ -110,8 +112,6 @@ SEMANTIC = [
      "the cpu target has no registers"),
     ("second-target", "target scamp5 { }\ntarget scamp5 { }\nkernel k = [1]", 2, 1,
      "a second target block"),
-    ("target-field-number", "target scamp5 { split: 2 }\nkernel k = [1]", 1, 24,
-     "a target field takes names or a register range"),
     ("unknown-target-field", "target scamp5 { regs: A..F }\nkernel k = [1]", 1, 17,
      "unknown target field 'regs'"),
     ("input-not-a-register", "target scamp5 { registers: A..C, input: D }\nkernel k = [1]", 1,
