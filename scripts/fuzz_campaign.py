@@ -100,7 +100,7 @@ def _judge(command: str, code: int, out: str, err: str, path: str) -> tuple[str,
         bugs = [j for j in report["jobs"] if j["exit_code"] not in (0, 1)]
         if bugs:
             return "failure", json.dumps(bugs[0]["errors"])[:300]
-        return ("ok" if code == 0 else "error"), ""
+        return ("ok" if code == 0 else "error"), f"{len(report['jobs'])} jobs"
     located = command != "simulate" or located_program(err)
     try:
         fs.check_outcome(code, err, Path(path), located=located)
@@ -236,6 +236,8 @@ def _message(slot: Slot, tally: Tally, msg: tuple, contract: float | None) -> No
         return
     _, i, verdict, detail, seconds, peak, cpu = msg
     data = slot.current[1]
+    if contract is not None and detail.endswith(" jobs"):  # a batch: the bound of each job
+        contract = 1 + int(detail.split()[0]) * contract
     if verdict in ("ok", "error") and contract is not None and seconds > contract:
         # past --timeout's bound in wall-clock time; on a loaded machine a niced worker may
         # wait for a core, so its CPU time is counted apart
@@ -316,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.strategies.split(","):
         start = time.perf_counter()
         timeout = args.timeout if STRATEGIES[name][1] in ("check", "simulate") else max(
-            args.timeout, 30.0)
+            args.timeout, 120.0)
         row = campaign(name, args.examples, args.workers, timeout, args.memory_mib, progress)
         row["wall_seconds"] = round(time.perf_counter() - start)
         rows.append(row)

@@ -268,18 +268,25 @@ def layer_sources() -> st.SearchStrategy[str]:
 
 
 def small_layer_sources() -> st.SearchStrategy[str]:
-    """Layers cheap enough to compile in a campaign: 7-9 outputs of 1x1-1x3 kernels on one input
-    with `split: auto`, some with a clash or a bad split to refuse."""
+    """Layers cheap enough to compile in a campaign: 7-9 outputs (B, C, ... in order) of 1x1 or
+    1x3 kernels of small integers, sometimes over 2 or 4, on one input with `split: auto`;
+    one in ten has a mistake to refuse (a repeated output, a bad split)."""
     cell = st.integers(-3, 3)
-    kernel = st.lists(cell, min_size=1, max_size=3).map(lambda c: "[" + " ".join(map(str, c))
-                                                        + "]")
-    names = st.sampled_from(_OUTPUT_NAMES[:12])
-    outputs = st.lists(st.tuples(names, kernel).map(lambda t: f"{t[0]}: {t[1]}"), min_size=7,
-                       max_size=9)
-    split = st.sampled_from(["auto", "auto", "auto", "3", "4", "1", "0", "nonsense"])
-    return st.tuples(split, outputs).map(
-        lambda t: f"target scamp5 {{ registers: A..F, input: A, split: {t[0]} }}\n"
-                  f"filter layer = [{', '.join(t[1])}]\n")
+    kernel = st.tuples(st.one_of(st.lists(cell, min_size=3, max_size=3), st.lists(
+        cell, min_size=1, max_size=1)), st.sampled_from(["", "", " / 2", " / 4"])).map(
+        lambda t: "[" + " ".join(map(str, t[0])) + "]" + t[1])
+    outputs = st.lists(kernel, min_size=7, max_size=9).map(
+        lambda ks: [f"{'BCDEFGHIJ'[i]}: {k}" for i, k in enumerate(ks)])
+    mistake = st.sampled_from(["", "", "", "", "", "", "", "", "B: [1]", "split"])
+
+    def text(t: tuple[list[str], str]) -> str:
+        outs, wrong = t
+        split = "nonsense" if wrong == "split" else "auto"
+        outs = [*outs, wrong] if wrong and wrong != "split" else outs
+        return (f"target scamp5 {{ registers: A..F, input: A, split: {split} }}\n"
+                f"filter layer = [{', '.join(outs)}]\n")
+
+    return st.tuples(outputs, mistake).map(text)
 
 
 # ----------------------------------------------------------------------------- batches
@@ -288,12 +295,13 @@ def batch_inputs() -> st.SearchStrategy[tuple[str, list[str]]]:
     compile, definitions that fail to compile (too many outputs, a semiring the target lacks,
     an empty kernel), and arguments naming a missing definition or file. The path arguments
     use '{f}' for the file."""
-    good = st.lists(st.integers(-3, 3), min_size=1, max_size=3).map(
+    good = st.one_of(st.lists(st.integers(-3, 3), min_size=3, max_size=3),
+                     st.lists(st.integers(-3, 3), min_size=1, max_size=1)).map(
         lambda c: "[" + " ".join(map(str, c)) + "]")
     failing = st.sampled_from([
         "[1 2 1] with semiring minplus", "[0 0 0]", "[1 2 1] / 0", "nosuch * [1 1]",
         "[1 1 1; 1 1 1; 1 1 1] ^ 40", "[1 2 1] with approx depth 0"])
-    kernel = st.one_of(good, good, good, failing)
+    kernel = st.one_of(good, good, good, good, good, good, good, good, failing)
     filt = st.lists(good, min_size=7, max_size=8).map(
         lambda ks: "[" + ", ".join(f"{r}: {k}" for r, k in zip("ABCDEFGH", ks,
                                                                  strict=False)) + "]")
