@@ -30,11 +30,13 @@ niced: `nice -n 15 .venv/bin/python scripts/fuzz_campaign.py`
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing
 import multiprocessing.connection as mpc
 import os
 import resource
+import signal
 import sys
 import tempfile
 import time
@@ -128,6 +130,7 @@ def _worker(conn, name: str, index: int, share: int, skip: int, memory_mib: int)
     """Draw `share` inputs (seed 27 + index), skip the first `skip`, run the rest; tell the
     parent ("start", i, input) before and ("done", i, verdict, detail, seconds, peak KiB)
     after each."""
+    _die_with_parent()
     os.environ["KALG_WORKERS"] = "1"
     limit = memory_mib * 2**20
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -155,6 +158,14 @@ def _worker(conn, name: str, index: int, share: int, skip: int, memory_mib: int)
     one()
     conn.send(("end", counter[0]))
     conn.close()
+
+
+def _die_with_parent() -> None:
+    """Linux ends this worker when the campaign's process dies (PR_SET_PDEATHSIG)."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
 
 
 @dataclass
@@ -199,8 +210,10 @@ class Tally:
 def _spawn(slot: Slot, name: str, memory_mib: int) -> None:
     ctx = multiprocessing.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
+    # not a daemon: a compile starts processes of its own (egglog's, a batch's pool); the
+    # worker asks Linux to end it with the parent instead (`_die_with_parent`)
     slot.proc = ctx.Process(target=_worker, args=(child, name, slot.index, slot.share,
-                                                  slot.next, memory_mib), daemon=True)
+                                                  slot.next, memory_mib))
     slot.proc.start()
     child.close()
     slot.conn, slot.current = parent, None
