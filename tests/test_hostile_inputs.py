@@ -423,3 +423,27 @@ def test_split_2_in_the_target_block_says_the_option_not_expected_a_name(tmp_pat
     assert code == 1
     assert err.startswith(f"{path}:1:51: error: a target field takes names or a register range")
     assert "--split N" in err
+
+
+def _compile_in_child(queue) -> None:
+    try:
+        result = kalg.compile([[1, 3, 1]], timeout=30)
+        queue.put(f"ok {result.verified}")
+    except BaseException as err:  # what the test reports
+        queue.put(f"{type(err).__name__}: {err}")
+
+
+def test_compile_in_a_daemonic_process_no_daemonic_children_error():
+    """Fuzzing compiles in daemonic workers: `kalg.compile` in a daemonic process (a
+    multiprocessing pool's or a Dask cluster's worker) ended in "AssertionError: daemonic
+    processes are not allowed to have children" (the e-graph runs in a child process). It
+    now runs the e-graph in a fresh interpreter there, as in a threaded process."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_compile_in_child, args=(queue,), daemon=True)
+    child.start()
+    answer = queue.get(timeout=300)
+    child.join()
+    assert answer == "ok True"

@@ -65,6 +65,16 @@ def threads() -> int:
     return 1
 
 
+def may_fork() -> bool:
+    """Whether this process may fork children through multiprocessing: one thread (`threads`)
+    and not a daemon (multiprocessing refuses children to a daemonic process, such as a
+    worker of a `multiprocessing` pool or of a Dask cluster: `kalg.compile` there ended in
+    "daemonic processes are not allowed to have children")."""
+    import multiprocessing
+
+    return threads() <= 1 and not multiprocessing.current_process().daemon
+
+
 def cap_address_space(extra_mib: int, lower_only: bool = False) -> None:
     """Set this process's soft address-space limit to its current size plus `extra_mib`, within
     the hard limit; with `lower_only`, never raise a limit the user already set lower."""

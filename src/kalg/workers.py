@@ -36,7 +36,7 @@ import resource
 from collections.abc import Callable, Sequence
 
 from kalg.diagnostics import KalgError
-from kalg.resources import address_space, threads
+from kalg.resources import address_space, may_fork
 
 WORKERS_ENV = "KALG_WORKERS"
 MAX_WORKERS = 2
@@ -65,7 +65,7 @@ def ordered_map[T](job: Callable[[int], T], count: int, first: Sequence[int] | N
     order = list(first) if first is not None else list(range(count))
     assert sorted(order) == list(range(count)), "first must be a permutation of the jobs"
     processes = min(processes or workers(), count)
-    if processes <= 1 or threads() > 1:  # forking a threaded process can deadlock the child
+    if processes <= 1 or not may_fork():  # a threaded process's child can deadlock
         return [job(i) for i in range(count)]
     ctx = mp.get_context("fork")
     counter = ctx.RawValue("i", 0)

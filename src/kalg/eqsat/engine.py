@@ -4,8 +4,9 @@ Input: egglog text for the facts (terms, seeded unions, `let`s) and a schedule o
 `rules/*.egg`. Output: the serialised e-graph (egraph-serialize JSON) and a `SaturationReport`.
 
 One egglog iteration cannot be interrupted and can use tens of GiB, so saturation runs in a child
-process (forked; a fresh interpreter where this process has other threads) under an address-space
-limit (RLIMIT_AS) and a wall-clock watchdog; node and time caps are checked between iterations.
+process (forked; a fresh interpreter where this process has other threads or is a daemon, which
+multiprocessing lets have no children) under an address-space limit (RLIMIT_AS) and a
+wall-clock watchdog; node and time caps are checked between iterations.
 A child that runs out of memory or time becomes a clear `ResourceLimitError`, never a crashed
 machine.
 """
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kalg.diagnostics import KalgError, ResourceLimitError
-from kalg.resources import cap_address_space, rules_dir, threads
+from kalg.resources import cap_address_space, may_fork, rules_dir
 
 HEADER = "kernel.egg"
 """Declares the sorts; loaded before every family."""
@@ -145,7 +146,7 @@ def saturate(families: tuple[str, ...], facts: str, stages: tuple[Phase, ...],
     # A fork is cheapest (the child has egglog loaded already), but forking a process with
     # other threads (Halide's, numpy's OpenBLAS, a host application's) can deadlock the child:
     # there the child is a fresh interpreter instead (`_fresh_child`).
-    if threads() > 1:
+    if not may_fork():  # several threads, or a daemonic process (no children of its own)
         return _fresh_child(rules, facts, stages, limits)
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
