@@ -103,7 +103,11 @@ def _judge(command: str, code: int, out: str, err: str, path: str) -> tuple[str,
         if bugs:
             return "failure", json.dumps(bugs[0]["errors"])[:300]
         return ("ok" if code == 0 else "error"), f"{len(report['jobs'])} jobs"
-    located = command != "simulate" or located_program(err)
+    # a compile may also end in an error of the whole compile ("kalg: error: --timeout 3 s
+    # expired ...", no program in the registers): clear, but at no line of the input
+    located = command == "check" or (command == "simulate" and located_program(err))
+    if command == "optimize" and code == 1 and err.startswith("kalg: error: "):
+        return "error", ""
     try:
         fs.check_outcome(code, err, Path(path), located=located)
     except AssertionError as failure:
