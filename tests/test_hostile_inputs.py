@@ -447,3 +447,25 @@ def test_compile_in_a_daemonic_process_no_daemonic_children_error():
     answer = queue.get(timeout=300)
     child.join()
     assert answer == "ok True"
+
+
+def test_batch_timeout_in_a_thread_still_cuts_with_the_alarm(tmp_path):
+    """A Dask worker runs each job in a thread, where --timeout's alarm cannot be set: a job
+    there was bounded only by the searches' own checks. A job with --timeout off the main
+    thread now runs in a fresh interpreter's main thread, cut there as on a local pool (a
+    random 9x9 is cut long before its search ends: the direct program answers)."""
+    import threading
+
+    from kalg.batch import Job, compile_job
+    from kalg.targets.scamp5.fallback import CANDIDATE
+
+    path = kalg_file(tmp_path, "kernel r = [" + "; ".join(
+        " ".join(map(str, row)) for row in random_kernel(9, seed=9)) + "]\n")
+    job = Job(str(path), "r", (("timeout", 0.3),))
+    entries = []
+    thread = threading.Thread(target=lambda: entries.append(compile_job(job)))
+    thread.start()
+    thread.join()
+    (entry,) = entries
+    assert entry["ok"] and entry["stats"]["candidate"] == CANDIDATE
+    assert "expired and the compile was cut during" in entry["stats"]["stop reason"]

@@ -18,6 +18,10 @@ from __future__ import annotations
 import concurrent.futures as cf
 import multiprocessing as mp
 import os
+import pickle
+import subprocess
+import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,7 +79,40 @@ def _targets(text: str) -> Iterator[tuple[str, str | None]]:
 
 def compile_job(job: Job) -> dict[str, Any]:
     """The report entry of one job (a pure function of the job: what `kalg optimize --json`
-    prints for the definition, less the wall times, or the error)."""
+    prints for the definition, less the wall times, or the error).
+
+    A job with --timeout outside a main thread (a Dask worker runs tasks in threads) runs in a
+    fresh interpreter's main thread: only there can --timeout's alarm cut a stage that does not
+    check the deadline (`kalg.settings.bounded`); in a thread the bound would be the searches'
+    own checks only."""
+    if dict(job.options).get("timeout") is not None and (
+            threading.current_thread() is not threading.main_thread()):
+        return _in_fresh_process(job)
+    return _compile_job(job)
+
+
+def _in_fresh_process(job: Job) -> dict[str, Any]:
+    """`compile_job(job)` in a new interpreter (not a fork: a Dask worker is threaded, and may
+    be a daemon), the job and its entry pickled through its standard streams."""
+    code = "import pickle, sys; sys.path[:0] = pickle.load(sys.stdin.buffer); " \
+           "from kalg.batch import _fresh_main; _fresh_main()"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=False,
+                          input=pickle.dumps(sys.path) + pickle.dumps(job))
+    if done.returncode != 0 or not done.stdout:
+        raise RuntimeError(f"the process compiling the job exited with {done.returncode}: "
+                           f"{done.stderr.decode(errors='replace')[-300:]}")
+    return pickle.loads(done.stdout)
+
+
+def _fresh_main() -> None:
+    """The job of `_in_fresh_process`, read from stdin; its entry to stdout."""
+    job, out = pickle.load(sys.stdin.buffer), sys.stdout.buffer
+    sys.stdout = sys.stderr  # whatever the compile prints cannot mix with the answer
+    out.write(pickle.dumps(_compile_job(job)))
+    out.flush()
+
+
+def _compile_job(job: Job) -> dict[str, Any]:
     import kalg
     from kalg.jsonout import base, compile_fields, error_entry, layer_fields
 
