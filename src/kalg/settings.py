@@ -87,6 +87,10 @@ HARD_SLACK = 0.1
 still runs then, and answers with the program made and verified before (the fallback)."""
 
 
+REPEAT = 0.25
+"""Seconds between the alarm's repeats, until the cut takes."""
+
+
 class TimeoutCut(BaseException):
     """Raised in the main thread by `bounded`'s alarm; a BaseException so that no handler of
     the compile's own (`except Exception`) can swallow the cut. Never seen by callers."""
@@ -109,15 +113,21 @@ def bounded[T](seconds: float | None, doing: Callable[[], str], work: Callable[[
     if not usable:
         return work()
 
+    done = False
+
     def cut(signum, frame):
-        raise TimeoutCut
+        if not done:
+            raise TimeoutCut
 
     previous = signal.signal(signal.SIGALRM, cut)
-    signal.setitimer(signal.ITIMER_REAL, seconds * (1 + HARD_SLACK) + 0.5)
+    # The alarm repeats: an exception raised where Python ignores it (a finaliser, a weakref
+    # callback: "Exception ignored in ...") would otherwise end the cut for good
+    signal.setitimer(signal.ITIMER_REAL, seconds * (1 + HARD_SLACK) + 0.5, REPEAT)
     try:
         try:
             return work()
         finally:
+            done = True
             signal.setitimer(signal.ITIMER_REAL, 0)
     except TimeoutCut:
         stage = doing()

@@ -161,7 +161,7 @@ def run_kalg(argv: list[str]) -> tuple[int, str, str, float]:
 def check_outcome(code: int, err: str, path: Path, *, located: bool = True) -> None:
     """Exit 0 or 1; on 1 (and with `located`) the first line says FILE:LINE:COL: error:."""
     assert code in (0, 1), f"exit {code}: {err}"
-    assert "Traceback" not in err
+    assert "Traceback" not in err, err[-1500:]
     if code == 1 and located:
         first = err.splitlines()[0] if err else ""
         match = LOCATED.match(first)
