@@ -17,7 +17,8 @@ Speed: the parent imports kalg and runs each command once, then forks W workers;
 draws its own share of the inputs with hypothesis (seed 27 + its index, so a campaign is
 repeatable for a given W) and runs them one after another in process, telling the parent
 when each starts and ends. The parent is the watchdog: a worker whose input runs past the
-timeout is killed (the input counted as past the timeout) and a fresh worker, forked again
+timeout in CPU time (or ten times it in wall-clock time: a niced worker on a loaded machine
+waits for a core) is killed (the input counted as past the timeout) and a fresh worker, forked again
 from the warm parent, resumes its share after that input; so does a worker that died (killed
 for memory). Each worker's address space is capped at M MiB; the peak resident memory is the
 largest a worker reached. Compiling commands also count runs past their own `--timeout`
@@ -151,8 +152,8 @@ def _worker(conn, name: str, index: int, share: int, skip: int, memory_mib: int)
         counter[0] += 1
         if i < skip or i >= share:
             return
-        conn.send(("start", i, data))
         cpu = time.process_time()
+        conn.send(("start", i, data, cpu))
         verdict, detail, seconds = run_one(command, data, tmp)
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         conn.send(("done", i, verdict, detail, seconds, peak, time.process_time() - cpu))
@@ -181,7 +182,8 @@ class Slot:
     next: int = 0
     proc: multiprocessing.Process | None = None
     conn: mpc.Connection | None = None
-    current: tuple[int, object, float] | None = None
+    current: tuple[int, object, float, float] | None = None
+    """(index, input, wall-clock start, the worker's CPU seconds at the start)"""
     finished: bool = False
 
 
@@ -235,7 +237,7 @@ def _lost(slot: Slot, tally: Tally, verdict: str, detail: str, name: str,
             slot.finished = True
             return
     else:
-        i, data, started = slot.current
+        i, data, started, _ = slot.current
         tally.add(verdict, detail, data, time.monotonic() - started)
         slot.next = i + 1
     if slot.next >= slot.share:
@@ -244,9 +246,23 @@ def _lost(slot: Slot, tally: Tally, verdict: str, detail: str, name: str,
         _spawn(slot, name, memory_mib)
 
 
+def _past(slot: Slot, timeout: float) -> bool:
+    """Whether the worker's input has run past `timeout`: in CPU time (a niced worker on a
+    loaded machine may wait for a core that long), or ten times it in wall-clock time."""
+    wall = time.monotonic() - slot.current[2]
+    if wall <= timeout:
+        return False
+    try:
+        fields = Path(f"/proc/{slot.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return True
+    return cpu - slot.current[3] > timeout or wall > 10 * timeout
+
+
 def _message(slot: Slot, tally: Tally, msg: tuple, contract: float | None) -> None:
     if msg[0] == "start":
-        slot.current = (msg[1], msg[2], time.monotonic())
+        slot.current = (msg[1], msg[2], time.monotonic(), msg[3])
         return
     if msg[0] == "end":
         slot.finished = True
@@ -283,7 +299,7 @@ def campaign(name: str, examples: int, workers: int, timeout: float, memory_mib:
     while not all(s.finished for s in slots):
         live = [s for s in slots if not s.finished]
         for slot in live:
-            if slot.current and time.monotonic() - slot.current[2] > timeout:
+            if slot.current and _past(slot, timeout):
                 _lost(slot, tally, "timeout", f"still running after {timeout} s", name,
                       memory_mib)
         ready = mpc.wait([s.conn for s in slots if not s.finished], timeout=1.0)
