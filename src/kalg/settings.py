@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -122,9 +123,15 @@ def bounded[T](seconds: float | None, doing: Callable[[], str], work: Callable[[
         if not done:
             raise TimeoutCut
 
-    previous = signal.signal(signal.SIGALRM, cut)
-    # The alarm repeats: an exception raised where Python ignores it (a finaliser, a weakref
-    # callback: "Exception ignored in ...") would otherwise end the cut for good
+    def quiet(unraisable):  # an alarm that landed where exceptions are ignored: no noise
+        if not isinstance(unraisable.exc_value, TimeoutCut):
+            hook(unraisable)
+
+    previous, hook = signal.signal(signal.SIGALRM, cut), sys.unraisablehook
+    # The alarm repeats: an exception raised where Python ignores it (a finaliser, a fork
+    # hook: "Exception ignored in ...", which `quiet` keeps off stderr) would otherwise end the
+    # cut for good
+    sys.unraisablehook = quiet
     signal.setitimer(signal.ITIMER_REAL, seconds * (1 + HARD_SLACK) + 0.5, REPEAT)
     try:
         try:
@@ -144,3 +151,4 @@ def bounded[T](seconds: float | None, doing: Callable[[], str], work: Callable[[
             hint="raise --timeout (a program is printed when one is found in time)") from None
     finally:
         signal.signal(signal.SIGALRM, previous)
+        sys.unraisablehook = hook
