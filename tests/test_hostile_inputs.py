@@ -503,3 +503,13 @@ def test_timeout_alarm_in_a_finaliser_still_cuts_without_a_traceback(monkeypatch
     assert clock.monotonic() - start < 30  # was 60: the first alarm was the only one
     assert result.stats["candidate"] == fallback.CANDIDATE
     assert ignored == []
+
+
+def test_batch_of_a_missing_file_says_cannot_read_not_none(tmp_path, capsys):
+    """Fuzzing batches: a missing file's summary line read "kalg: error: net.kalgx:None: kalg:
+    error: cannot read 'net.kalgx'" (the definition None, the prefix twice)."""
+    missing = tmp_path / "net.kalgx"
+    code, _, err = run(capsys, "batch", str(missing), "--workers", "1")
+    assert code == 1
+    assert f"kalg: error: cannot read '{missing}'" in err
+    assert ":None:" not in err and "error: kalg: error:" not in err

@@ -213,6 +213,14 @@ def report(results: list[dict[str, Any]]) -> dict[str, Any]:
               "failed": len(failed),
               "instructions": sum(r["instructions"] or 0 for r in results if r["ok"])}
     return base("batch", ok=not failed, exit_code=code,
-                errors=[error_entry(f"{r['file']}:{r['definition']}: "
-                                    f"{r['errors'][0]['message']}") for r in failed],
-                jobs=results, totals=totals)
+                errors=[error_entry(_summary(r)) for r in failed], jobs=results, totals=totals)
+
+
+def _summary(entry: dict[str, Any]) -> str:
+    """A failed job's error in one line: FILE:NAME: message, or for a file that could not be
+    read or checked (no definition), its own error, which names the file (it read
+    "net.kalgx:None: kalg: error: cannot read 'net.kalgx'")."""
+    message = entry["errors"][0]["message"]
+    if entry["definition"] is None:
+        return message.splitlines()[0].removeprefix("kalg: error: ")
+    return f"{entry['file']}:{entry['definition']}: {message}"
