@@ -13,7 +13,8 @@ Each input is one command run in process (`kalg check`, `simulate`, `optimize` o
 `STRATEGIES`): exit 0 or 1 with a located error is clean; anything else (another exit code, a
 traceback, an error without a location) is a failure.
 
-Speed: the parent imports kalg and runs each command once, then forks W workers; each worker
+Speed: the parent imports kalg and runs each command once, then forks W workers (leave this
+file unedited while a campaign runs: hypothesis reads it when a worker is forked again); each
 draws its own share of the inputs with hypothesis (seed 27 + its index, so a campaign is
 repeatable for a given W) and runs them one after another in process, telling the parent
 when each starts and ends. The parent is the watchdog: a worker whose input runs past the
@@ -185,6 +186,8 @@ class Slot:
     current: tuple[int, object, float, float] | None = None
     """(index, input, wall-clock start, the worker's CPU seconds at the start)"""
     finished: bool = False
+    deaths: int = 0
+    """Deaths in a row before an input started (a worker that cannot start is given up)."""
 
 
 @dataclass
@@ -233,13 +236,16 @@ def _lost(slot: Slot, tally: Tally, verdict: str, detail: str, name: str,
     slot.proc.join()
     slot.conn.close()
     if slot.current is None:  # it died between inputs (memory): resume where it was
-        if slot.next >= slot.share:
+        slot.deaths += 1
+        if slot.next >= slot.share or slot.deaths > 3:  # it cannot start: give its share up
+            tally.add("died", f"the worker died {slot.deaths} times before an input; "
+                      f"{slot.share - slot.next} inputs not run", None, 0.0)
             slot.finished = True
             return
     else:
         i, data, started, _ = slot.current
         tally.add(verdict, detail, data, time.monotonic() - started)
-        slot.next = i + 1
+        slot.next, slot.deaths = i + 1, 0
     if slot.next >= slot.share:
         slot.finished = True
     else:
