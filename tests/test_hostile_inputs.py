@@ -513,3 +513,16 @@ def test_batch_of_a_missing_file_says_cannot_read_not_none(tmp_path, capsys):
     assert code == 1
     assert f"kalg: error: cannot read '{missing}'" in err
     assert ":None:" not in err and "error: kalg: error:" not in err
+
+
+def test_pipeline_without_a_conv_on_the_cpu_is_a_located_error_not_index_error(tmp_path,
+                                                                                 capsys):
+    """Fuzzing pipelines: `optimize --target cpu` of a pipeline whose stages are all
+    pointwise (`out r = img`) ended in "IndexError: list index out of range"
+    (targets/cpu/plan.py: no kernel to plan)."""
+    path = kalg_file(tmp_path, "target cpu { input: A }\npipeline p(img) {\n  let s0 = img\n"
+                               "  out r = img\n}\n")
+    code, _, err = run(capsys, "optimize", str(path))
+    assert code == 1
+    assert err.startswith(f"{path}:2:1: error: 'p': the pipeline applies no kernel")
+    assert "conv(KERNEL, IMAGE)" in err
