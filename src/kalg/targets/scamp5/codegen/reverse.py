@@ -174,7 +174,7 @@ def _search(goals: dict[str, Goal], m: int, registers: Sequence[str], input_regi
                     continue
                 seen.add(key)
                 if all(_is_base(g, m) for g in child.bag):
-                    program = _program(child, goals, m, registers, input_register)
+                    program = bag_program(child, goals, m, registers, input_register)
                     if program is not None and (best is None or len(program) < best):
                         best = len(program)
                         yield program
@@ -451,10 +451,12 @@ def _step(state: _State, g: Goal, op: str, parts: tuple, extra, registers: int):
 
 # ---------------------------------------------------------------------- the program
 
-def _program(state: _State, goals: dict[str, Goal], m: int, registers: Sequence[str],
+def bag_program(state, goals: dict[str, Goal], m: int, registers: Sequence[str],
              input_register: str) -> list[Instr] | None:
-    """The halvings that make the bases of the final bag, then the steps in forward order,
-    allocated to `registers` (the outputs pinned; else the last output moved at the end)."""
+    """The halvings that make the bases of the final bag of `state` (its `bag` and `code`,
+    the steps reversed as a linked list), then the steps in forward order, allocated to
+    `registers` (the outputs pinned; else the last output moved at the end); op set basic's
+    `divq` halves (`codegen.goalbag` makes them op set all's `div`)."""
     code = []
     node = state.code
     while node:

@@ -1,0 +1,434 @@
+"""A filter built backwards from its outputs in op set all: an anytime beam search over bags of
+goals whose budget is a count of bags expanded.
+
+The search is `reverse`'s (op set basic) carried over to Cain's full macro set, in the way Cain
+searches (seed 002, sections 3.1-3.3: goals are multisets of atoms, the search runs backwards
+from the final goals, one instruction per step, a child is kept only where its bag fits the
+registers, and children are ranked by a cost of atoms, distance and repeated goals). This is
+kalg's own formulation, written from the paper, not from Cain's code.
+
+The input is divided once to u = input / 2^m (the chain's values u, 2u, ..., input are the
+*bases*); every output is an integer vector over shifted copies of u, a *goal*. One step back
+removes a goal g from the bag and puts in its place the operands of the instruction that makes g:
+
+* ``movx`` / ``mov2x``: g = S^v g' (one or two steps; g' nearer the origin or already in the bag);
+* ``neg``: g = -(-g);
+* ``add`` of two or three operands, ``sub``: g split into parts - a goal of the bag reused
+  (shifted or not), one whole tap (a shifted *multiple* c·u), all taps of one value (v times a
+  0/1 pattern: the *shared shifted term* of Cain's dense-kernel programs), the positive and the
+  negative part, one edge row or column, one atom;
+* ``addx`` / ``add2x``: g = S^v (a + b), the addition and the move in one instruction;
+  ``subx`` / ``sub2x``: g = S^v a - b;
+* a multiple c·u at the origin from two others: c = a + b, c = a - b (a a base or a multiple in
+  the bag), so that -u, 2u, 3u, 5u, ... are built once and shared, as Cain's programs do.
+
+A child already in the bag is not made again: that is the sharing. The bag must fit the registers
+(it is the live set). The beam keeps, after each step, the bags of lowest estimate (`_estimate`:
+three-operand additions per goal, one instruction per distinct multiple and, weighted, per
+distinct shifted offset; a goal that is a shift of another costs one move); a bag of bases ends a
+path, and the program is the steps reversed after the halvings.
+
+**Budgets are counts.** `goalbag_program(..., nodes=N)` expands at most N bags in all, over the
+searches of `SEARCHES` in turn; the expansions are the same on any machine, so the program is
+too, and a larger N sees every program a smaller one saw (the searches run in the same order):
+more nodes never give a longer program. Not verified here: the caller verifies exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from kalg.algebra.kernel import Kernel
+from kalg.targets.scamp5.codegen.opset import as_op_set_all
+from kalg.targets.scamp5.codegen.reverse import bag_program
+from kalg.targets.scamp5.codegen.virtual import TwoSteps, integer_matrix
+from kalg.targets.scamp5.machine.isa import Dir, Instr
+
+Goal = tuple[tuple[int, int, int], ...]
+"""Sorted (dx, dy, coefficient) with nonzero coefficients: a value, exactly, in units of u."""
+
+MAX_OUTPUTS = 3
+"""Filters of more outputs get no program here (their bags leave six registers no room to share)."""
+MAX_TAPS = 27
+"""Filters with more non-zero taps in all get no program here (the search is built for 3x3
+kernels; its bags grow with the taps)."""
+SEARCHES = ((2, 24), (1, 24), (2, 96), (1, 96))
+"""(weight of a shifted offset in half-instructions, beam width) of the searches, run in this
+order until the node budget is spent: a narrow beam first (a program early, which prunes the
+wider ones), then wide; offsets weighed as a whole move each and as half of one (`mov2x`,
+`add2x` and `addx` fold moves into other work)."""
+MAX_CHILDREN = 300
+"""Children of one bag kept for ranking (the lowest estimates): bounds the memory per level."""
+MAX_STEPS = 60
+"""Steps (instructions after the halvings) at most."""
+NODES = {"default": 1500, "high": 6000, "max": 24000}
+"""Bags expanded in all, per effort level (`kalg.effort`)."""
+
+_ONE = {d.vector: d for d in (Dir.EAST, Dir.WEST, Dir.NORTH, Dir.SOUTH)}
+_TWO = {}
+for _a in _ONE:
+    for _b in _ONE:
+        v = (_a[0] + _b[0], _a[1] + _b[1])
+        if v != (0, 0) and v not in _TWO:
+            _TWO[v] = TwoSteps(_ONE[_a], _ONE[_b])
+_STEPS = [(v, d, 1) for v, d in _ONE.items()] + [(v, d, 2) for v, d in _TWO.items()]
+"""(vector, direction(s), length) of every move, one step then two, in a fixed order."""
+
+
+def goalbag_program(outputs: Mapping[str, Kernel], registers: Sequence[str],
+                    input_register: str, nodes: int) -> list[Instr] | None:
+    """The shortest op set all program the backward search finds for `outputs` (output
+    register → kernel over the input in `input_register`) on `registers`, expanding at most
+    `nodes` bags, or None (non-dyadic, more than `MAX_OUTPUTS` outputs or `MAX_TAPS` taps, an
+    output that is a base or equal to another, or nothing found). Deterministic; not verified."""
+    if len(outputs) > MAX_OUTPUTS or sum(
+            c != 0 for k in outputs.values() for c in k.taps.values()) > MAX_TAPS:
+        return None
+    scaled = integer_matrix(outputs)
+    if scaled is None:
+        return None
+    m, columns = scaled
+    goals = {reg: _goal(col) for reg, col in columns.items()}
+    if len(set(goals.values())) < len(goals) or any(_is_base(g, m) for g in goals.values()):
+        return None
+    search = _Search(goals, m, registers, input_register, nodes)
+    for weight, width in SEARCHES:
+        search.run(weight, width)
+        if search.left <= 0:
+            break
+    return search.best
+
+
+class _State:
+    """A bag (goal → virtual value), the steps taken (reversed code) and the step count."""
+
+    __slots__ = ("bag", "code", "fresh", "score", "steps")
+
+    def __init__(self, bag: dict, code: tuple, steps: int, fresh: int):
+        self.bag, self.code, self.steps, self.fresh = bag, code, steps, fresh
+        self.score = 0
+
+
+class _Search:
+    """The searches of one filter: the budget left, the best program, the memos by goal."""
+
+    def __init__(self, goals: dict[str, Goal], m: int, registers: Sequence[str],
+                 input_register: str, nodes: int):
+        self.goals, self.m, self.registers, self.input = goals, m, registers, input_register
+        self.left = nodes
+        self.best: list[Instr] | None = None
+        self.own: dict[Goal, list[tuple]] = {}
+        self.reuse: dict[tuple[Goal, Goal], list[tuple]] = {}
+
+    def run(self, weight: int, width: int) -> None:
+        """One beam search (offset weight, width) until it ends or the budget is spent."""
+        start = _State({g: ("out", r) for r, g in self.goals.items()}, (), 0, 0)
+        beam = [start]
+        for _ in range(MAX_STEPS):
+            children: list[tuple] = []
+            seen: set = set()
+            for parent in beam:
+                if self.left <= 0:
+                    return
+                self.left -= 1
+                for child in self._children(parent, weight):
+                    key = frozenset(child.bag)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    if all(_is_base(g, self.m) for g in child.bag):
+                        self._finish(child)
+                    elif self.best is None or (child.steps + self.m + _lower(child.bag, self.m)
+                                               < len(self.best)):
+                        children.append((child.score, len(children), child))
+            if not children:
+                return
+            children.sort(key=lambda c: c[:2])
+            beam = [c[2] for c in children[:width]]
+
+    def _finish(self, state: _State) -> None:
+        basic = bag_program(state, self.goals, self.m, self.registers, self.input)
+        if basic is None:
+            return
+        program = as_op_set_all(basic, self.registers, self.goals)
+        if program is not None and (self.best is None or len(program) < len(self.best)):
+            self.best = program
+
+    def _children(self, state: _State, weight: int) -> list[_State]:
+        out: list[_State] = []
+        limit = len(self.registers)
+        for g in sorted(state.bag):
+            if _is_base(g, self.m):
+                continue
+            for op, parts, extra in self._splits(g, state.bag):
+                child = _step(state, g, op, parts, extra, limit)
+                if child is not None:
+                    child.score = _estimate(child.bag, self.m, weight)
+                    out.append(child)
+        order = sorted(range(len(out)), key=lambda i: (out[i].score, i))
+        return [out[i] for i in order[:MAX_CHILDREN]]
+
+    def _splits(self, g: Goal, bag: dict) -> list[tuple]:
+        """(op, operand goals, direction(s)) for each way one instruction makes g."""
+        if len(g) == 1 and g[0][:2] == (0, 0):
+            return _multiple(g[0][2], bag, self.m)
+        found: list[tuple] = []
+        neg = _scale(g, -1)
+        if neg in bag or all(c < 0 for _, _, c in g):
+            found.append(("neg", (neg,), None))
+        far = _distance(g)
+        for v, d, n in _STEPS:
+            moved = _shift(g, (-v[0], -v[1]))
+            if moved in bag or _distance(moved) <= far - n:
+                found.append(("movx" if n == 1 else "mov2x", (moved,), d))
+        if len(g) == 1:
+            found += self._moved_sums(g, far, bag)
+            return found
+        twos = self._twos(g, bag)
+        found += twos
+        found += _threes(g, twos)
+        found += self._moved_sums(g, far, bag)
+        for op, (first, second), _ in twos:
+            subs = [(first, second)] if op == "sub" else [
+                (first, _scale(second, -1)), (second, _scale(first, -1))]
+            for a, b in subs:
+                for v, d, n in _STEPS:
+                    moved = _shift(a, (-v[0], -v[1]))
+                    if _distance(moved) <= _distance(a) - n * len(a):
+                        found.append(("subx" if n == 1 else "sub2x", (moved, b), d))
+        return list(dict.fromkeys(found))
+
+    def _moved_sums(self, g: Goal, far: int, bag: dict) -> list[tuple]:
+        """g = S^v (a + b) by `addx` / `add2x`, where S^-v g lies nearer the origin (all taps
+        but one moving closer): a + b any two-operand add split of S^-v g (a multiple at the
+        origin: `_multiple`'s)."""
+        found = []
+        for v, d, n in _STEPS:
+            moved = _shift(g, (-v[0], -v[1]))
+            if _distance(moved) > far - n * max(len(g) - 1, 1):
+                continue
+            if len(moved) == 1 and moved[0][:2] == (0, 0):
+                if _is_base(moved, self.m):
+                    continue
+                twos = _multiple(moved[0][2], bag, self.m)
+            else:
+                twos = self._twos(moved, bag)
+            found += [("addx" if n == 1 else "add2x", parts, d)
+                      for op, parts, _ in twos if op == "add"]
+        return found
+
+    def _twos(self, g: Goal, bag: dict) -> list[tuple]:
+        """The two-operand splits of g: its own (`_own_twos`) and those reusing a bag goal."""
+        if (own := self.own.get(g)) is None:
+            own = self.own[g] = list(dict.fromkeys(_own_twos(g)))
+        found = list(own)
+        for h in sorted(bag):
+            if h == g:
+                continue
+            if (some := self.reuse.get((g, h))) is None:
+                some = self.reuse[(g, h)] = list(_with_goal(g, h))
+            found += some
+        return found
+
+
+# ---------------------------------------------------------------------- splits
+
+def _multiple(c: int, bag: dict, m: int) -> list[tuple]:
+    """c·u at the origin (not a base) from one step back: -(−c·u), or c = a + b, c = a - b
+    with a a base, the negation of one, or a multiple already in the bag."""
+    found: list[tuple] = []
+    if c < 0:
+        found.append(("neg", (((0, 0, -c),),), None))
+    have = {g[0][2] for g in bag if len(g) == 1 and g[0][:2] == (0, 0)}
+    bases = {1 << j for j in range(m + 1)}
+    for a in sorted(have | bases | {-b for b in bases}):
+        if a == c:
+            continue
+        ga = ((0, 0, a),)
+        if c - a != 0 and c - a != a:
+            found.append(("add", (ga, ((0, 0, c - a),)), None))
+        if a - c != a:
+            found.append(("sub", (ga, ((0, 0, a - c),)), None))
+        if a in have and c + a != 0:
+            found.append(("sub", (((0, 0, c + a),), ga), None))
+    return found
+
+
+def _own_twos(g: Goal):
+    """Two-operand splits of g that need no other goal: one whole tap and the rest, all taps of
+    one value and the rest, the positive and the negative part, an edge row or column and the
+    rest, the top atom of a tap and the rest."""
+    gd = {(x, y): c for x, y, c in g}
+    for p, c in sorted(gd.items()):
+        yield from _pair(((p[0], p[1], c),), _goal({q: e for q, e in gd.items() if q != p}))
+    values: dict[int, list] = {}
+    for p, c in gd.items():
+        values.setdefault(c, []).append(p)
+    for c, where in sorted(values.items()):
+        if 1 < len(where) < len(gd):
+            part = _goal(dict.fromkeys(where, c))
+            yield from _pair(part, _goal({q: e for q, e in gd.items() if q not in where}))
+    positive = {p: c for p, c in gd.items() if c > 0}
+    if 0 < len(positive) < len(gd):
+        negative = _goal({p: -c for p, c in gd.items() if c < 0})
+        yield "sub", (_goal(positive), negative), None
+    for axis in (0, 1):
+        for edge in (min(p[axis] for p in gd), max(p[axis] for p in gd)):
+            line = {p: c for p, c in gd.items() if p[axis] == edge}
+            if 1 < len(line) < len(gd):
+                yield from _pair(_goal(line), _goal({p: c for p, c in gd.items()
+                                                     if p not in line}))
+    for p, c in sorted(gd.items()):
+        top = (1 << (abs(c).bit_length() - 1)) * (1 if c > 0 else -1)
+        if top != c:
+            rest = dict(gd)
+            rest[p] = c - top
+            yield from _pair(((p[0], p[1], top),), _goal(rest))
+
+
+def _with_goal(g: Goal, h: Goal):
+    """g = r + S^d h, g = r - S^d h (S^d h lies inside g, sign for sign) and g = c + (g - c)
+    with c the common part of g and S^d h, for every shift d that lines up a tap of h with one
+    of g."""
+    gd = {(x, y): c for x, y, c in g}
+    hd = {(x, y): c for x, y, c in h}
+    for d in sorted({(a[0] - b[0], a[1] - b[1]) for a in gd for b in hd}):
+        hs = {(p[0] + d[0], p[1] + d[1]): c for p, c in hd.items()}
+        for sign in (1, -1):
+            rest = _minus(gd, hs, sign)
+            if rest is not None:
+                if sign > 0:
+                    yield from _pair(_goal(hs), rest)
+                elif rest:
+                    yield "sub", (rest, _goal(hs)), None
+        common = _common(gd, hs)
+        if common is not None:
+            yield from _pair(_goal(common), _goal({p: gd[p] - common.get(p, 0) for p in gd}))
+
+
+def _threes(g: Goal, twos: list[tuple]) -> list[tuple]:
+    """Three-operand adds: a two-operand add split whose rest is split once more by one
+    whole tap (each triple once, in a fixed order)."""
+    found = []
+    seen = set()
+    ordered = [(p[0], p[1]) for op, p, _ in twos if op == "add"]
+    for a, rest in ordered + [(r, a) for a, r in ordered]:
+        if len(rest) < 2:
+            continue
+        rd = {(x, y): c for x, y, c in rest}
+        for p, c in sorted(rd.items()):
+            tap = ((p[0], p[1], c),)
+            other = _goal({q: e for q, e in rd.items() if q != p})
+            parts = tuple(sorted((a, tap, other)))
+            if len(set(parts)) == 3 and parts not in seen:
+                seen.add(parts)
+                found.append(("add", parts, None))
+    return found
+
+
+def _pair(a: Goal, rest: Goal):
+    if a and rest and a != rest:
+        yield "add", tuple(sorted((a, rest))), None
+
+
+def _minus(gd: dict, hs: dict, sign: int) -> Goal | None:
+    rest = dict(gd)
+    for p, c in hs.items():
+        c = c * sign
+        have = gd.get(p, 0)
+        if have == 0 or (have > 0) != (c > 0) or abs(c) > abs(have):
+            return None
+        rest[p] = have - c
+    return _goal(rest)
+
+
+def _common(gd: dict, hs: dict) -> dict | None:
+    common = {}
+    for p, c in hs.items():
+        have = gd.get(p, 0)
+        if have and (have > 0) == (c > 0):
+            common[p] = min(abs(have), abs(c)) * (1 if c > 0 else -1)
+    if len(common) < 2 or common == gd:
+        return None
+    return common
+
+
+# ---------------------------------------------------------------------- the estimate
+
+def _estimate(bag: dict, m: int, weight: int) -> int:
+    """Half-instructions still needed, estimated: per goal of n taps ceil((n - 1) / 2)
+    three-operand additions (a goal that is a shift of another goal, or its negation, only a
+    move); one instruction per distinct multiple c·u that is not a base; `weight` halves per
+    distinct shifted offset."""
+    adds = 0
+    shapes: set = set()
+    multiples: set = set()
+    offsets: set = set()
+    for g in bag:
+        if _is_base(g, m):
+            continue
+        for x, y, c in g:
+            if abs(c) & (abs(c) - 1) or abs(c) > 1 << m:
+                multiples.add(abs(c))
+            if (x, y) != (0, 0):
+                offsets.add((x, y))
+        shape = _shape(g)
+        if shape in shapes:
+            adds += 2
+            continue
+        shapes.add(shape)
+        adds += len(g) // 2 * 2 + (1 if len(g) == 1 and any(c < 0 for _, _, c in g) else 0)
+    return adds + 2 * len(multiples) + weight * len(offsets)
+
+
+def _shape(g: Goal) -> Goal:
+    """g up to a shift and a sign: translated to its first tap, first coefficient positive."""
+    x0, y0, c0 = g[0]
+    sign = 1 if c0 > 0 else -1
+    return tuple((x - x0, y - y0, c * sign) for x, y, c in g)
+
+
+def _lower(bag: dict, m: int) -> int:
+    """Steps any completion of `bag` still needs: one per goal that is not a base."""
+    return sum(1 for g in bag if not _is_base(g, m))
+
+
+# ---------------------------------------------------------------------- helpers
+
+def _is_base(g: Goal, m: int) -> bool:
+    if len(g) != 1:
+        return False
+    x, y, c = g[0]
+    return x == 0 and y == 0 and c > 0 and c & (c - 1) == 0 and c <= 1 << m
+
+
+def _goal(d: Mapping) -> Goal:
+    return tuple(sorted((p[0], p[1], c) for p, c in d.items() if c))
+
+
+def _shift(g: Goal, d: tuple[int, int]) -> Goal:
+    return tuple(sorted((x + d[0], y + d[1], c) for x, y, c in g))
+
+
+def _scale(g: Goal, k: int) -> Goal:
+    return tuple((x, y, c * k) for x, y, c in g)
+
+
+def _distance(g: Goal) -> int:
+    return sum(abs(x) + abs(y) for x, y, _ in g)
+
+
+def _step(state: _State, g: Goal, op: str, parts: tuple, extra, registers: int):
+    """The state one step back: g's instruction recorded, its operands in the bag."""
+    bag = dict(state.bag)
+    dest = bag.pop(g)
+    fresh = state.fresh
+    names = []
+    for part in parts:
+        if part not in bag:
+            bag[part] = ("val", fresh)
+            fresh += 1
+        names.append(bag[part])
+    if len(bag) > registers or len(set(names)) < len(names) or dest in names:
+        return None
+    return _State(bag, ((op, dest, tuple(names), extra), state.code), state.steps + 1, fresh)
