@@ -43,6 +43,8 @@ class Effort:
     """How many of the best screened candidates get the wider refine search."""
     bound_nodes: int | None = None
     """Node budget of the lower bound's exact search (None: `Settings.bound_nodes`)."""
+    goal_bags: int = 400
+    """Bags the goal-bag search expands (`codegen.goalbag`, op set all), a count."""
     up_to: int = 40
     """The wider searches run only where the screened program has at most this many
     instructions: their cost grows with the program's length (a 7x7 dense kernel's ~45
@@ -66,8 +68,9 @@ class Effort:
 
 LEVELS = {
     "default": Effort("default"),
-    "high": Effort("high", expansions=4, beam=2, refined=3),
-    "max": Effort("max", expansions=8, beam=2, refined=5, bound_nodes=100_000),
+    "high": Effort("high", expansions=4, beam=2, refined=3, goal_bags=2000),
+    "max": Effort("max", expansions=8, beam=2, refined=5, bound_nodes=100_000,
+                  goal_bags=8000),
 }
 
 _CURRENT: ContextVar[Effort] = ContextVar("effort", default=LEVELS["default"])

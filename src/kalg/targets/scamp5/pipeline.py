@@ -27,7 +27,7 @@ from kalg.results import Result
 from kalg.settings import Deadline, Settings, hard_deadline
 from kalg.stages import Stage
 from kalg.targets.scamp5 import candidates as search_stage
-from kalg.targets.scamp5 import channel_programs, filters, layers, sources
+from kalg.targets.scamp5 import channel_programs, codegen, filters, layers, sources
 from kalg.targets.scamp5.exact import exhaustive as exact
 from kalg.targets.scamp5.exact.bounds import describe_bound, lower_bound
 from kalg.targets.scamp5.exact.factored import shortest_chain
@@ -38,7 +38,7 @@ from kalg.targets.scamp5.machine.isa import SIMULATED_REGISTERS, Instr, bus_step
 from kalg.targets.scamp5.machine.simulator import footprint, verify_numeric, verify_numeric_channels
 from kalg.targets.scamp5.machine.symbolic import verify_exact
 from kalg.targets.scamp5.machine.text import format_program
-from kalg.targets.scamp5.sources import EXHAUSTIVE, FACTORED, KEPT
+from kalg.targets.scamp5.sources import EXHAUSTIVE, FACTORED, GOAL_BAGS, KEPT
 
 __all__ = ["Result", "Settings", "Stage", "compile_file", "compile_text"]
 
@@ -489,8 +489,19 @@ def _prove(settings: Settings, outputs: dict, program: list[Instr], winner: str,
     """The exact search when asked for (--exhaustive) or cheap (`EXACT_UP_TO`); proof None
     when it did not run. The last item is the length below which that search proved no
     program exists on `registers` (0: nothing proven on them; a search on six of more
-    registers proves nothing about the whole budget)."""
+    registers proves nothing about the whole budget). Last, the goal-bag search's program
+    where it is shorter (`_by_goal_bags`)."""
     six = _six_registers(registers, inp, outputs)
+    found = _proved(settings, outputs, program, winner, registers, six, inp, ops, deadline)
+    return (*_by_goal_bags(outputs, *found[:2], six, inp, ops,
+                           effort.LEVELS[settings.effort].goal_bags), *found[2:])
+
+
+def _proved(settings: Settings, outputs: dict, program: list[Instr], winner: str,
+            registers: tuple[str, ...], six: tuple[str, ...], inp: str, ops: str,
+            deadline: Deadline) -> tuple[list[Instr], str, str | None, int]:
+    """`_prove` but for the goal-bag search, which runs last, so that it only ever replaces a
+    program by a shorter one: the proof and the bound stay true of the shorter one."""
     program, winner = _by_factors(outputs, program, winner, six, inp, ops)
     program, winner = _by_kept_value(outputs, program, winner, six, inp, ops)
     seconds = None if deadline.end is None else max(deadline.left(), 0.1)
@@ -518,6 +529,17 @@ def _six_registers(registers: tuple[str, ...], inp: str, outputs: dict) -> tuple
     return tuple([*first, *rest][:6]) if len(first) <= 6 else registers
 
 
+
+
+def _by_goal_bags(outputs: dict, program: list[Instr], winner: str, registers: tuple[str, ...],
+                  inp: str, ops: str, nodes: int) -> tuple[list[Instr], str]:
+    """`program`, or a shorter one from the goal-bag search (`codegen.goalbag_filter`: op set
+    all, on six registers only, so that a larger budget runs the same search)."""
+    if ops != "all" or len(registers) != 6:
+        return program, winner
+    found = codegen.goalbag_filter(outputs, registers, inp, nodes)
+    return (found, GOAL_BAGS) if found is not None and len(found) < len(program) else (
+        program, winner)
 
 
 FACTOR_NODES = 10_000

@@ -32,6 +32,7 @@ FACTORED = "shortest factors"
 MATRIX = "shared matrix"
 CSE = "shared shifted sums"
 REVERSE = "outputs built backwards"
+GOAL_BAGS = "goal bags"
 ONE_AT_A_TIME = "outputs one at a time"
 LAST_IN_PLACE = "last output in place"
 CLEARED = "every output zero: its register cleared"
@@ -70,6 +71,8 @@ SOURCES: dict[str, Source] = {
                               "divided once, no e-graph"),
     CSE: Source("program"),
     REVERSE: Source("program"),
+    GOAL_BAGS: Source("program", "outputs built backwards from bags of goals, op set all "
+                                 "(multiples of the input, shifted sums), no e-graph"),
     ONE_AT_A_TIME: Source("program", "each output's own compile, one after another"),
     LAST_IN_PLACE: Source("program", "constant-matrix program, the last output made in place "
                                      "from the others"),

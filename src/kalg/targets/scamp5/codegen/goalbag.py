@@ -61,8 +61,6 @@ MAX_CHILDREN = 300
 """Children of one bag kept for ranking (the lowest estimates): bounds the memory per level."""
 MAX_STEPS = 60
 """Steps (instructions after the halvings) at most."""
-NODES = {"default": 1500, "high": 6000, "max": 24000}
-"""Bags expanded in all, per effort level (`kalg.effort`)."""
 
 _ONE = {d.vector: d for d in (Dir.EAST, Dir.WEST, Dir.NORTH, Dir.SOUTH)}
 _TWO = {}
@@ -118,7 +116,8 @@ class _Search:
         self.left = nodes
         self.best: list[Instr] | None = None
         self.own: dict[Goal, list[tuple]] = {}
-        self.reuse: dict[tuple[Goal, Goal], list[tuple]] = {}
+        self.pairs: dict[tuple[Goal, Goal], list[tuple]] = {}
+        self.parts: dict[Goal, tuple | None] = {}
 
     def run(self, weight: int, width: int) -> None:
         """One beam search (offset weight, width) until it ends or the budget is spent."""
@@ -163,31 +162,59 @@ class _Search:
             for op, parts, extra in self._splits(g, state.bag):
                 child = _step(state, g, op, parts, extra, limit)
                 if child is not None:
-                    child.score = _estimate(child.bag, self.m, weight)
+                    child.score = self._estimate(child.bag, weight)
                     out.append(child)
         order = sorted(range(len(out)), key=lambda i: (out[i].score, i))
         return [out[i] for i in order[:MAX_CHILDREN]]
 
     def _splits(self, g: Goal, bag: dict) -> list[tuple]:
-        """(op, operand goals, direction(s)) for each way one instruction makes g."""
+        """(op, operand goals, direction(s)) for each way one instruction makes g: g's own
+        (`_own`) and those that reuse a goal of the bag (`_pair`), each memoised."""
+        if (own := self.own.get(g)) is None:
+            own = self.own[g] = self._own(g)
+        found = list(own)
+        for h in sorted(bag):
+            if h != g:
+                if (some := self.pairs.get((g, h))) is None:
+                    some = self.pairs[(g, h)] = self._pair(g, h)
+                found += some
+        return list(dict.fromkeys(found))
+
+    def _own(self, g: Goal) -> list[tuple]:
+        """The splits of g that need no goal of the bag."""
         if len(g) == 1 and g[0][:2] == (0, 0):
-            return _multiple(g[0][2], bag, self.m)
+            return _multiple(g[0][2], (), self.m)
         found: list[tuple] = []
-        neg = _scale(g, -1)
-        if neg in bag or all(c < 0 for _, _, c in g):
-            found.append(("neg", (neg,), None))
+        if all(c < 0 for _, _, c in g):
+            found.append(("neg", (_scale(g, -1),), None))
         far = _distance(g)
         for v, d, n in _STEPS:
             moved = _shift(g, (-v[0], -v[1]))
-            if moved in bag or _distance(moved) <= far - n:
+            if _distance(moved) <= far - n:
                 found.append(("movx" if n == 1 else "mov2x", (moved,), d))
-        if len(g) == 1:
-            found += self._moved_sums(g, far, bag)
-            return found
-        twos = self._twos(g, bag)
-        found += twos
-        found += _threes(g, twos)
-        found += self._moved_sums(g, far, bag)
+        twos = [] if len(g) == 1 else list(dict.fromkeys(_own_twos(g)))
+        return found + self._from_twos(g, twos, None)
+
+    def _pair(self, g: Goal, h: Goal) -> list[tuple]:
+        """The splits of g that reuse goal h of the bag (shifted or not, negated, a multiple)."""
+        found: list[tuple] = []
+        if h == _scale(g, -1):
+            found.append(("neg", (h,), None))
+        for v, d, n in _STEPS:
+            if _shift(g, (-v[0], -v[1])) == h:
+                found.append(("movx" if n == 1 else "mov2x", (h,), d))
+        if len(g) == 1 and g[0][:2] == (0, 0):
+            return found + (_multiple(g[0][2], (h,), self.m) if len(h) == 1
+                            and h[0][:2] == (0, 0) else [])
+        twos = [] if len(g) == 1 else list(_with_goal(g, h))
+        return found + self._from_twos(g, twos, h)
+
+    def _from_twos(self, g: Goal, twos: list[tuple], h: Goal | None) -> list[tuple]:
+        """`twos` (two-operand splits of g), the three-operand adds made from them, the
+        `subx` / `sub2x` forms of them, and g = S^v (a + b) (`addx` / `add2x`) where S^-v g
+        lies nearer the origin and a + b is one of its own splits (with h: its splits reusing
+        h)."""
+        found = twos + _threes(twos)
         for op, (first, second), _ in twos:
             subs = [(first, second)] if op == "sub" else [
                 (first, _scale(second, -1)), (second, _scale(first, -1))]
@@ -196,13 +223,7 @@ class _Search:
                     moved = _shift(a, (-v[0], -v[1]))
                     if _distance(moved) <= _distance(a) - n * len(a):
                         found.append(("subx" if n == 1 else "sub2x", (moved, b), d))
-        return list(dict.fromkeys(found))
-
-    def _moved_sums(self, g: Goal, far: int, bag: dict) -> list[tuple]:
-        """g = S^v (a + b) by `addx` / `add2x`, where S^-v g lies nearer the origin (all taps
-        but one moving closer): a + b any two-operand add split of S^-v g (a multiple at the
-        origin: `_multiple`'s)."""
-        found = []
+        far = _distance(g)
         for v, d, n in _STEPS:
             moved = _shift(g, (-v[0], -v[1]))
             if _distance(moved) > far - n * max(len(g) - 1, 1):
@@ -210,38 +231,53 @@ class _Search:
             if len(moved) == 1 and moved[0][:2] == (0, 0):
                 if _is_base(moved, self.m):
                     continue
-                twos = _multiple(moved[0][2], bag, self.m)
+                inner = _multiple(moved[0][2], () if h is None else (h,), self.m)
+            elif len(moved) == 1:
+                continue
             else:
-                twos = self._twos(moved, bag)
+                inner = list(_own_twos(moved) if h is None else _with_goal(moved, h))
             found += [("addx" if n == 1 else "add2x", parts, d)
-                      for op, parts, _ in twos if op == "add"]
+                      for op, parts, _ in inner if op == "add"]
         return found
 
-    def _twos(self, g: Goal, bag: dict) -> list[tuple]:
-        """The two-operand splits of g: its own (`_own_twos`) and those reusing a bag goal."""
-        if (own := self.own.get(g)) is None:
-            own = self.own[g] = list(dict.fromkeys(_own_twos(g)))
-        found = list(own)
-        for h in sorted(bag):
-            if h == g:
+    def _estimate(self, bag: dict, weight: int) -> int:
+        """Half-instructions still needed, estimated: per goal of n taps ceil((n - 1) / 2)
+        three-operand additions (a goal that is a shift of another goal, or its negation, only
+        a move); one instruction per distinct multiple c·u that is not a base; `weight` halves
+        per distinct shifted offset."""
+        adds = 0
+        shapes: set = set()
+        multiples: set = set()
+        offsets: set = set()
+        parts = self.parts
+        for g in bag:
+            if (part := parts.get(g)) is None:
+                part = parts[g] = _goal_part(g, self.m)
+            if part is None:
                 continue
-            if (some := self.reuse.get((g, h))) is None:
-                some = self.reuse[(g, h)] = list(_with_goal(g, h))
-            found += some
-        return found
+            cost, shape, many, moved = part
+            multiples |= many
+            offsets |= moved
+            if shape in shapes:
+                adds += 2
+            else:
+                shapes.add(shape)
+                adds += cost
+        return adds + 2 * len(multiples) + weight * len(offsets)
 
 
 # ---------------------------------------------------------------------- splits
 
-def _multiple(c: int, bag: dict, m: int) -> list[tuple]:
-    """c·u at the origin (not a base) from one step back: -(−c·u), or c = a + b, c = a - b
-    with a a base, the negation of one, or a multiple already in the bag."""
+def _multiple(c: int, have: tuple, m: int) -> list[tuple]:
+    """c·u at the origin (not a base) from one step back: without `have`, -(−c·u), or c = a + b,
+    c = a - b with a a base or the negation of one; with `have` (one multiple of the bag at the
+    origin), those with a that multiple."""
     found: list[tuple] = []
-    if c < 0:
+    if c < 0 and not have:
         found.append(("neg", (((0, 0, -c),),), None))
-    have = {g[0][2] for g in bag if len(g) == 1 and g[0][:2] == (0, 0)}
     bases = {1 << j for j in range(m + 1)}
-    for a in sorted(have | bases | {-b for b in bases}):
+    values = {h[0][2] for h in have} if have else bases | {-b for b in bases}
+    for a in sorted(values):
         if a == c:
             continue
         ga = ((0, 0, a),)
@@ -249,7 +285,7 @@ def _multiple(c: int, bag: dict, m: int) -> list[tuple]:
             found.append(("add", (ga, ((0, 0, c - a),)), None))
         if a - c != a:
             found.append(("sub", (ga, ((0, 0, a - c),)), None))
-        if a in have and c + a != 0:
+        if have and c + a != 0:
             found.append(("sub", (((0, 0, c + a),), ga), None))
     return found
 
@@ -306,7 +342,7 @@ def _with_goal(g: Goal, h: Goal):
             yield from _pair(_goal(common), _goal({p: gd[p] - common.get(p, 0) for p in gd}))
 
 
-def _threes(g: Goal, twos: list[tuple]) -> list[tuple]:
+def _threes(twos: list[tuple]) -> list[tuple]:
     """Three-operand adds: a two-operand add split whose rest is split once more by one
     whole tap (each triple once, in a fixed order)."""
     found = []
@@ -355,30 +391,15 @@ def _common(gd: dict, hs: dict) -> dict | None:
 
 # ---------------------------------------------------------------------- the estimate
 
-def _estimate(bag: dict, m: int, weight: int) -> int:
-    """Half-instructions still needed, estimated: per goal of n taps ceil((n - 1) / 2)
-    three-operand additions (a goal that is a shift of another goal, or its negation, only a
-    move); one instruction per distinct multiple c·u that is not a base; `weight` halves per
-    distinct shifted offset."""
-    adds = 0
-    shapes: set = set()
-    multiples: set = set()
-    offsets: set = set()
-    for g in bag:
-        if _is_base(g, m):
-            continue
-        for x, y, c in g:
-            if abs(c) & (abs(c) - 1) or abs(c) > 1 << m:
-                multiples.add(abs(c))
-            if (x, y) != (0, 0):
-                offsets.add((x, y))
-        shape = _shape(g)
-        if shape in shapes:
-            adds += 2
-            continue
-        shapes.add(shape)
-        adds += len(g) // 2 * 2 + (1 if len(g) == 1 and any(c < 0 for _, _, c in g) else 0)
-    return adds + 2 * len(multiples) + weight * len(offsets)
+def _goal_part(g: Goal, m: int) -> tuple | None:
+    """(additions in halves, shape, multiples, shifted offsets) of one goal for `_estimate`;
+    None for a base."""
+    if _is_base(g, m):
+        return None
+    many = frozenset(abs(c) for _, _, c in g if abs(c) & (abs(c) - 1) or abs(c) > 1 << m)
+    moved = frozenset((x, y) for x, y, _ in g if (x, y) != (0, 0))
+    cost = len(g) // 2 * 2 + (1 if len(g) == 1 and g[0][2] < 0 else 0)
+    return cost, _shape(g), many, moved
 
 
 def _shape(g: Goal) -> Goal:

@@ -12,11 +12,10 @@ sub2x) or div's scratch value.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 
 from kalg.algebra.kernel import Kernel
-from dataclasses import dataclass
-
 from kalg.targets.scamp5.machine.isa import (
     Add,
     Add2x,
