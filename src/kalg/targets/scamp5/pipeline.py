@@ -139,8 +139,11 @@ def _compile_text(text: str, path: str, settings: Settings, clock: Clock) -> Res
         if settings.warn:
             settings.warn(stop)
     clock.lap("codegen")
-    program, winner, proof, proven = _prove(settings, definition.outputs, program, winner,
-                                            registers, input_register, ops, deadline)
+    program, winner, proof, proven, bags = _prove(settings, definition.outputs, program,
+                                                  winner, registers, input_register, ops,
+                                                  deadline)
+    if bags is not None:
+        stats["goal-bag search"] = bags
     if proof is not None:
         stats["exhaustive search"] = proof
     program, winner, noise = _by_noise(settings, found.candidates.get(ops, {}),
@@ -485,16 +488,24 @@ EXACT_NODES = 20_000
 
 def _prove(settings: Settings, outputs: dict, program: list[Instr], winner: str,
            registers: tuple[str, ...], inp: str, ops: str,
-           deadline: Deadline) -> tuple[list[Instr], str, str | None, int]:
+           deadline: Deadline) -> tuple[list[Instr], str, str | None, int, str | None]:
     """The exact search when asked for (--exhaustive) or cheap (`EXACT_UP_TO`); proof None
-    when it did not run. The last item is the length below which that search proved no
+    when it did not run. The fourth item is the length below which that search proved no
     program exists on `registers` (0: nothing proven on them; a search on six of more
     registers proves nothing about the whole budget). Last, the goal-bag search's program
-    where it is shorter (`_by_goal_bags`)."""
+    where it is shorter (`_by_goal_bags`), and what that search found, in words (None where
+    it did not run)."""
     six = _six_registers(registers, inp, outputs)
     found = _proved(settings, outputs, program, winner, registers, six, inp, ops, deadline)
-    return (*_by_goal_bags(outputs, *found[:2], six, inp, ops,
-                           effort.LEVELS[settings.effort].goal_bags), *found[2:])
+    nodes = effort.LEVELS[settings.effort].goal_bags
+    if ops != "all" or len(six) != 6:
+        return (*found, None)
+    bags = codegen.goalbag_filter(outputs, six, inp, nodes)
+    words = (f"{'no program' if bags is None else f'{len(bags)} instructions'} within "
+             f"{nodes} bags expanded; the other searches' best: {len(found[0])}")
+    if bags is not None and len(bags) < len(found[0]):
+        return bags, GOAL_BAGS, found[2], found[3], words
+    return (*found, words)
 
 
 def _proved(settings: Settings, outputs: dict, program: list[Instr], winner: str,
@@ -529,17 +540,6 @@ def _six_registers(registers: tuple[str, ...], inp: str, outputs: dict) -> tuple
     return tuple([*first, *rest][:6]) if len(first) <= 6 else registers
 
 
-
-
-def _by_goal_bags(outputs: dict, program: list[Instr], winner: str, registers: tuple[str, ...],
-                  inp: str, ops: str, nodes: int) -> tuple[list[Instr], str]:
-    """`program`, or a shorter one from the goal-bag search (`codegen.goalbag_filter`: op set
-    all, on six registers only, so that a larger budget runs the same search)."""
-    if ops != "all" or len(registers) != 6:
-        return program, winner
-    found = codegen.goalbag_filter(outputs, registers, inp, nodes)
-    return (found, GOAL_BAGS) if found is not None and len(found) < len(program) else (
-        program, winner)
 
 
 FACTOR_NODES = 10_000

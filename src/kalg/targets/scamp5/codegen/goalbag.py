@@ -52,11 +52,13 @@ MAX_OUTPUTS = 3
 MAX_TAPS = 27
 """Filters with more non-zero taps in all get no program here (the search is built for 3x3
 kernels; its bags grow with the taps)."""
-SEARCHES = ((2, 24), (1, 24), (2, 96), (1, 96))
+SEARCHES = ((2, 24), (1, 24), (2, 96), (1, 96), (2, 384), (1, 384))
 """(weight of a shifted offset in half-instructions, beam width) of the searches, run in this
 order until the node budget is spent: a narrow beam first (a program early, which prunes the
-wider ones), then wide; offsets weighed as a whole move each and as half of one (`mov2x`,
-`add2x` and `addx` fold moves into other work)."""
+wider ones), then wider; offsets weighed as a whole move each and as half of one (`mov2x`,
+`add2x` and `addx` fold moves into other work). A search of width w expands about w bags per
+instruction of its program: a 3x3 kernel's first search takes about 300 bags, all six some
+15000."""
 MAX_CHILDREN = 300
 """Children of one bag kept for ranking (the lowest estimates): bounds the memory per level."""
 MAX_STEPS = 60
@@ -212,8 +214,8 @@ class _Search:
     def _from_twos(self, g: Goal, twos: list[tuple], h: Goal | None) -> list[tuple]:
         """`twos` (two-operand splits of g), the three-operand adds made from them, the
         `subx` / `sub2x` forms of them, and g = S^v (a + b) (`addx` / `add2x`) where S^-v g
-        lies nearer the origin and a + b is one of its own splits (with h: its splits reusing
-        h)."""
+        lies nearer the origin and a + b is one of its own splits (with h: no farther, and
+        its splits reusing h)."""
         found = twos + _threes(twos)
         for op, (first, second), _ in twos:
             subs = [(first, second)] if op == "sub" else [
@@ -223,10 +225,10 @@ class _Search:
                     moved = _shift(a, (-v[0], -v[1]))
                     if _distance(moved) <= _distance(a) - n * len(a):
                         found.append(("subx" if n == 1 else "sub2x", (moved, b), d))
-        far = _distance(g)
+        far = _distance(g) - (1 if h is None else 0)
         for v, d, n in _STEPS:
             moved = _shift(g, (-v[0], -v[1]))
-            if _distance(moved) > far - n * max(len(g) - 1, 1):
+            if _distance(moved) > far:
                 continue
             if len(moved) == 1 and moved[0][:2] == (0, 0):
                 if _is_base(moved, self.m):
@@ -270,22 +272,21 @@ class _Search:
 
 def _multiple(c: int, have: tuple, m: int) -> list[tuple]:
     """c·u at the origin (not a base) from one step back: without `have`, -(−c·u), or c = a + b,
-    c = a - b with a a base or the negation of one; with `have` (one multiple of the bag at the
-    origin), those with a that multiple."""
+    c = a - b, c = b - a with a a base, the negation of one or c // 2 (so 5u = 2u + 3u); with
+    `have` (one multiple of the bag at the origin), those with a that multiple."""
     found: list[tuple] = []
     if c < 0 and not have:
         found.append(("neg", (((0, 0, -c),),), None))
     bases = {1 << j for j in range(m + 1)}
-    values = {h[0][2] for h in have} if have else bases | {-b for b in bases}
+    values = {h[0][2] for h in have} if have else bases | {-b for b in bases} | {c // 2}
     for a in sorted(values):
-        if a == c:
+        if a in (0, c):
             continue
         ga = ((0, 0, a),)
-        if c - a != 0 and c - a != a:
-            found.append(("add", (ga, ((0, 0, c - a),)), None))
-        if a - c != a:
-            found.append(("sub", (ga, ((0, 0, a - c),)), None))
-        if have and c + a != 0:
+        if c - a != a:
+            found.append(("add", tuple(sorted((ga, ((0, 0, c - a),)))), None))
+        found.append(("sub", (ga, ((0, 0, a - c),)), None))
+        if c + a != 0:
             found.append(("sub", (((0, 0, c + a),), ga), None))
     return found
 
@@ -293,7 +294,7 @@ def _multiple(c: int, have: tuple, m: int) -> list[tuple]:
 def _own_twos(g: Goal):
     """Two-operand splits of g that need no other goal: one whole tap and the rest, all taps of
     one value and the rest, the positive and the negative part, an edge row or column and the
-    rest, the top atom of a tap and the rest."""
+    rest, one atom or the top bit of a tap and the rest."""
     gd = {(x, y): c for x, y, c in g}
     for p, c in sorted(gd.items()):
         yield from _pair(((p[0], p[1], c),), _goal({q: e for q, e in gd.items() if q != p}))
@@ -315,11 +316,12 @@ def _own_twos(g: Goal):
                 yield from _pair(_goal(line), _goal({p: c for p, c in gd.items()
                                                      if p not in line}))
     for p, c in sorted(gd.items()):
-        top = (1 << (abs(c).bit_length() - 1)) * (1 if c > 0 else -1)
-        if top != c:
-            rest = dict(gd)
-            rest[p] = c - top
-            yield from _pair(((p[0], p[1], top),), _goal(rest))
+        sign = 1 if c > 0 else -1
+        for part in sorted({(1 << (abs(c).bit_length() - 1)) * sign, sign}):
+            if part != c:
+                rest = dict(gd)
+                rest[p] = c - part
+                yield from _pair(((p[0], p[1], part),), _goal(rest))
 
 
 def _with_goal(g: Goal, h: Goal):
@@ -439,17 +441,26 @@ def _distance(g: Goal) -> int:
     return sum(abs(x) + abs(y) for x, y, _ in g)
 
 
+_NOT_HOST = {"sub": (1,), "subx": (1,), "sub2x": (1,), "neg": (0,)}
+"""Operands whose register the result may not take (the ISA's y != x rules)."""
+
+
 def _step(state: _State, g: Goal, op: str, parts: tuple, extra, registers: int):
-    """The state one step back: g's instruction recorded, its operands in the bag."""
+    """The state one step back: g's instruction recorded, its operands in the bag; None where
+    the registers do not hold the instruction: the bag before it, and the bag after it with
+    the result besides, unless the result can take the register of an operand read for the
+    last time (`_NOT_HOST`)."""
     bag = dict(state.bag)
     dest = bag.pop(g)
     fresh = state.fresh
     names = []
-    for part in parts:
+    host = False
+    for k, part in enumerate(parts):
         if part not in bag:
             bag[part] = ("val", fresh)
             fresh += 1
+            host = host or k not in _NOT_HOST.get(op, ())
         names.append(bag[part])
-    if len(bag) > registers or len(set(names)) < len(names) or dest in names:
+    if len(bag) + (not host) > registers:
         return None
     return _State(bag, ((op, dest, tuple(names), extra), state.code), state.steps + 1, fresh)
