@@ -1,8 +1,10 @@
 """How hard kalg searches (`kalg optimize --effort LEVEL`): named levels of count budgets.
 
 A level widens the code generator's refine searches (the wide beam search each screened
-candidate may get again: `programs`, `portfolio`) and the lower bound's exact search
-(`exact.bounds`). Every budget is a count, so a level's program is the same on any machine,
+candidate may get again: `programs`, `portfolio`), the lower bound's exact search
+(`exact.bounds`) and the goal-bag search of op set all (`codegen.goalbag`: 400, 2000 and 8000
+bags expanded; it runs its searches in a fixed order, so a larger count sees every program a
+smaller one saw). Every budget is a count, so a level's program is the same on any machine,
 busy or idle. A level above `default` runs every search `default` runs as well, and the
 shortest program wins, so its program is never longer than default's from the code generator.
 

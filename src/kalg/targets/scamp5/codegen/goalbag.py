@@ -191,9 +191,8 @@ class _Search:
             found.append(("neg", (_scale(g, -1),), None))
         far = _distance(g)
         for v, d, n in _STEPS:
-            moved = _shift(g, (-v[0], -v[1]))
-            if _distance(moved) <= far - n:
-                found.append(("movx" if n == 1 else "mov2x", (moved,), d))
+            if _far(g, v) <= far - n:
+                found.append(("movx" if n == 1 else "mov2x", (_shift(g, (-v[0], -v[1])),), d))
         twos = [] if len(g) == 1 else list(dict.fromkeys(_own_twos(g)))
         return found + self._from_twos(g, twos, None)
 
@@ -221,15 +220,16 @@ class _Search:
             subs = [(first, second)] if op == "sub" else [
                 (first, _scale(second, -1)), (second, _scale(first, -1))]
             for a, b in subs:
+                near = _distance(a)
                 for v, d, n in _STEPS:
-                    moved = _shift(a, (-v[0], -v[1]))
-                    if _distance(moved) <= _distance(a) - n * len(a):
-                        found.append(("subx" if n == 1 else "sub2x", (moved, b), d))
+                    if _far(a, v) <= near - n * len(a):
+                        found.append(("subx" if n == 1 else "sub2x",
+                                      (_shift(a, (-v[0], -v[1])), b), d))
         far = _distance(g) - (1 if h is None else 0)
         for v, d, n in _STEPS:
-            moved = _shift(g, (-v[0], -v[1]))
-            if _distance(moved) > far:
+            if _far(g, v) > far:
                 continue
+            moved = _shift(g, (-v[0], -v[1]))
             if len(moved) == 1 and moved[0][:2] == (0, 0):
                 if _is_base(moved, self.m):
                     continue
@@ -435,6 +435,11 @@ def _shift(g: Goal, d: tuple[int, int]) -> Goal:
 
 def _scale(g: Goal, k: int) -> Goal:
     return tuple((x, y, c * k) for x, y, c in g)
+
+
+def _far(g: Goal, v: tuple[int, int]) -> int:
+    """`_distance` of g shifted by -v."""
+    return sum(abs(x - v[0]) + abs(y - v[1]) for x, y, _ in g)
 
 
 def _distance(g: Goal) -> int:
