@@ -493,7 +493,7 @@ def _prove(settings: Settings, outputs: dict, program: list[Instr], winner: str,
     when it did not run. The fourth item is the length below which that search proved no
     program exists on `registers` (0: nothing proven on them; a search on six of more
     registers proves nothing about the whole budget). Last, the goal-bag search's program
-    where it is shorter (`_by_goal_bags`), and what that search found, in words (None where
+    where it is shorter, and what that search found, in words (None where
     it did not run)."""
     six = _six_registers(registers, inp, outputs)
     found = _proved(settings, outputs, program, winner, registers, six, inp, ops, deadline)
@@ -502,7 +502,7 @@ def _prove(settings: Settings, outputs: dict, program: list[Instr], winner: str,
         return (*found, None)
     bags = codegen.goalbag_filter(outputs, six, inp, nodes)
     words = (f"{'no program' if bags is None else f'{len(bags)} instructions'} within "
-             f"{nodes} bags expanded; the other searches' best: {len(found[0])}")
+             f"{nodes} bags made; the other searches' best: {len(found[0])}")
     if bags is not None and len(bags) < len(found[0]):
         return bags, GOAL_BAGS, found[2], found[3], words
     return (*found, words)

@@ -1,5 +1,5 @@
 """A filter built backwards from its outputs in op set all: an anytime beam search over bags of
-goals whose budget is a count of bags expanded.
+goals whose budget is a count of bags made.
 
 The search is `reverse`'s (op set basic) carried over to Cain's full macro set, in the way Cain
 searches (seed 002, sections 3.1-3.3: goals are multisets of atoms, the search runs backwards
@@ -28,10 +28,12 @@ three-operand additions per goal, one instruction per distinct multiple and, wei
 distinct shifted offset; a goal that is a shift of another costs one move); a bag of bases ends a
 path, and the program is the steps reversed after the halvings.
 
-**Budgets are counts.** `goalbag_program(..., nodes=N)` expands at most N bags in all, over the
-searches of `SEARCHES` in turn; the expansions are the same on any machine, so the program is
-too, and a larger N sees every program a smaller one saw (the searches run in the same order):
-more nodes never give a longer program. Not verified here: the caller verifies exactly.
+**Budgets are counts.** `goalbag_program(..., nodes=N)` makes at most about N bags in all (it
+stops expanding once N are made), over the searches of `SEARCHES` in turn. Bags made, not bags
+expanded, because a goal of many taps has many more splits: the count follows the work. The
+bags are the same on any machine, so the program is too, and a larger N sees every program a
+smaller one saw (the searches run in the same order): more nodes never give a longer program.
+Not verified here: the caller verifies exactly.
 """
 
 from __future__ import annotations
@@ -57,8 +59,7 @@ SEARCHES = ((2, 24), (1, 24), (2, 96), (1, 96), (2, 384), (1, 384))
 order until the node budget is spent: a narrow beam first (a program early, which prunes the
 wider ones), then wider; offsets weighed as a whole move each and as half of one (`mov2x`,
 `add2x` and `addx` fold moves into other work). A search of width w expands about w bags per
-instruction of its program: a 3x3 kernel's first search takes about 300 bags, all six some
-15000."""
+instruction of its program, each making some 30-40 children for a 3x3 kernel."""
 MAX_CHILDREN = 300
 """Children of one bag kept for ranking (the lowest estimates): bounds the memory per level."""
 MAX_STEPS = 60
@@ -78,7 +79,7 @@ _STEPS = [(v, d, 1) for v, d in _ONE.items()] + [(v, d, 2) for v, d in _TWO.item
 def goalbag_program(outputs: Mapping[str, Kernel], registers: Sequence[str],
                     input_register: str, nodes: int) -> list[Instr] | None:
     """The shortest op set all program the backward search finds for `outputs` (output
-    register → kernel over the input in `input_register`) on `registers`, expanding at most
+    register → kernel over the input in `input_register`) on `registers`, making at most about
     `nodes` bags, or None (non-dyadic, more than `MAX_OUTPUTS` outputs or `MAX_TAPS` taps, an
     output that is a base or equal to another, or nothing found). Deterministic; not verified."""
     if len(outputs) > MAX_OUTPUTS or sum(
@@ -131,8 +132,9 @@ class _Search:
             for parent in beam:
                 if self.left <= 0:
                     return
-                self.left -= 1
-                for child in self._children(parent, weight):
+                made, kept = self._children(parent, weight)
+                self.left -= made
+                for child in kept:
                     key = frozenset(child.bag)
                     if key in seen:
                         continue
@@ -155,7 +157,8 @@ class _Search:
         if program is not None and (self.best is None or len(program) < len(self.best)):
             self.best = program
 
-    def _children(self, state: _State, weight: int) -> list[_State]:
+    def _children(self, state: _State, weight: int) -> tuple[int, list[_State]]:
+        """(bags made, the `MAX_CHILDREN` of lowest estimate) one step back from `state`."""
         out: list[_State] = []
         limit = len(self.registers)
         for g in sorted(state.bag):
@@ -167,7 +170,7 @@ class _Search:
                     child.score = self._estimate(child.bag, weight)
                     out.append(child)
         order = sorted(range(len(out)), key=lambda i: (out[i].score, i))
-        return [out[i] for i in order[:MAX_CHILDREN]]
+        return len(out), [out[i] for i in order[:MAX_CHILDREN]]
 
     def _splits(self, g: Goal, bag: dict) -> list[tuple]:
         """(op, operand goals, direction(s)) for each way one instruction makes g: g's own
