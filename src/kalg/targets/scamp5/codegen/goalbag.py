@@ -42,18 +42,20 @@ from collections.abc import Mapping, Sequence
 
 from kalg.algebra.kernel import Kernel
 from kalg.targets.scamp5.codegen.opset import as_op_set_all
-from kalg.targets.scamp5.codegen.reverse import bag_program
-from kalg.targets.scamp5.codegen.virtual import TwoSteps, integer_matrix
+from kalg.targets.scamp5.codegen.reverse import (
+    Goal,
+    as_goal,
+    bag_program,
+    distance,
+    initial_goals,
+    is_base,
+    minus,
+    scale,
+    shift,
+)
+from kalg.targets.scamp5.codegen.virtual import TwoSteps
 from kalg.targets.scamp5.machine.isa import Dir, Instr
 
-Goal = tuple[tuple[int, int, int], ...]
-"""Sorted (dx, dy, coefficient) with nonzero coefficients: a value, exactly, in units of u."""
-
-MAX_OUTPUTS = 3
-"""Filters of more outputs get no program here (their bags leave six registers no room to share)."""
-MAX_TAPS = 27
-"""Filters with more non-zero taps in all get no program here (the search is built for 3x3
-kernels; its bags grow with the taps)."""
 SEARCHES = ((2, 24), (1, 24), (2, 96), (1, 96), (2, 384), (1, 384))
 """(weight of a shifted offset in half-instructions, beam width) of the searches, run in this
 order until the node budget is spent: a narrow beam first (a program early, which prunes the
@@ -80,18 +82,12 @@ def goalbag_program(outputs: Mapping[str, Kernel], registers: Sequence[str],
                     input_register: str, nodes: int) -> list[Instr] | None:
     """The shortest op set all program the backward search finds for `outputs` (output
     register → kernel over the input in `input_register`) on `registers`, making at most about
-    `nodes` bags, or None (non-dyadic, more than `MAX_OUTPUTS` outputs or `MAX_TAPS` taps, an
-    output that is a base or equal to another, or nothing found). Deterministic; not verified."""
-    if len(outputs) > MAX_OUTPUTS or sum(
-            c != 0 for k in outputs.values() for c in k.taps.values()) > MAX_TAPS:
+    `nodes` bags, or None (a filter `reverse.initial_goals` does not take: more than three
+    outputs or 27 taps, non-dyadic, an output that is a base or equal to another; or nothing
+    found). Deterministic; not verified."""
+    if (start := initial_goals(outputs)) is None:
         return None
-    scaled = integer_matrix(outputs)
-    if scaled is None:
-        return None
-    m, columns = scaled
-    goals = {reg: _goal(col) for reg, col in columns.items()}
-    if len(set(goals.values())) < len(goals) or any(_is_base(g, m) for g in goals.values()):
-        return None
+    m, goals = start
     search = _Search(goals, m, registers, input_register, nodes)
     for weight, width in SEARCHES:
         search.run(weight, width)
@@ -139,7 +135,7 @@ class _Search:
                     if key in seen:
                         continue
                     seen.add(key)
-                    if all(_is_base(g, self.m) for g in child.bag):
+                    if all(is_base(g, self.m) for g in child.bag):
                         self._finish(child)
                     elif self.best is None or (child.steps + self.m + _lower(child.bag, self.m)
                                                < len(self.best)):
@@ -162,7 +158,7 @@ class _Search:
         out: list[_State] = []
         limit = len(self.registers)
         for g in sorted(state.bag):
-            if _is_base(g, self.m):
+            if is_base(g, self.m):
                 continue
             for op, parts, extra in self._splits(g, state.bag):
                 child = _step(state, g, op, parts, extra, limit)
@@ -191,21 +187,21 @@ class _Search:
             return _multiple(g[0][2], (), self.m)
         found: list[tuple] = []
         if all(c < 0 for _, _, c in g):
-            found.append(("neg", (_scale(g, -1),), None))
-        far = _distance(g)
+            found.append(("neg", (scale(g, -1),), None))
+        far = distance(g)
         for v, d, n in _STEPS:
             if _far(g, v) <= far - n:
-                found.append(("movx" if n == 1 else "mov2x", (_shift(g, (-v[0], -v[1])),), d))
+                found.append(("movx" if n == 1 else "mov2x", (shift(g, (-v[0], -v[1])),), d))
         twos = [] if len(g) == 1 else list(dict.fromkeys(_own_twos(g)))
         return found + self._from_twos(g, twos, None)
 
     def _pair(self, g: Goal, h: Goal) -> list[tuple]:
         """The splits of g that reuse goal h of the bag (shifted or not, negated, a multiple)."""
         found: list[tuple] = []
-        if h == _scale(g, -1):
+        if h == scale(g, -1):
             found.append(("neg", (h,), None))
         for v, d, n in _STEPS:
-            if _shift(g, (-v[0], -v[1])) == h:
+            if shift(g, (-v[0], -v[1])) == h:
                 found.append(("movx" if n == 1 else "mov2x", (h,), d))
         if len(g) == 1 and g[0][:2] == (0, 0):
             return found + (_multiple(g[0][2], (h,), self.m) if len(h) == 1
@@ -221,20 +217,20 @@ class _Search:
         found = twos + _threes(twos)
         for op, (first, second), _ in twos:
             subs = [(first, second)] if op == "sub" else [
-                (first, _scale(second, -1)), (second, _scale(first, -1))]
+                (first, scale(second, -1)), (second, scale(first, -1))]
             for a, b in subs:
-                near = _distance(a)
+                near = distance(a)
                 for v, d, n in _STEPS:
                     if _far(a, v) <= near - n * len(a):
                         found.append(("subx" if n == 1 else "sub2x",
-                                      (_shift(a, (-v[0], -v[1])), b), d))
-        far = _distance(g) - (1 if h is None else 0)
+                                      (shift(a, (-v[0], -v[1])), b), d))
+        far = distance(g) - (1 if h is None else 0)
         for v, d, n in _STEPS:
             if _far(g, v) > far:
                 continue
-            moved = _shift(g, (-v[0], -v[1]))
+            moved = shift(g, (-v[0], -v[1]))
             if len(moved) == 1 and moved[0][:2] == (0, 0):
-                if _is_base(moved, self.m):
+                if is_base(moved, self.m):
                     continue
                 inner = _multiple(moved[0][2], () if h is None else (h,), self.m)
             elif len(moved) == 1:
@@ -300,23 +296,23 @@ def _own_twos(g: Goal):
     rest, one atom or the top bit of a tap and the rest."""
     gd = {(x, y): c for x, y, c in g}
     for p, c in sorted(gd.items()):
-        yield from _pair(((p[0], p[1], c),), _goal({q: e for q, e in gd.items() if q != p}))
+        yield from _pair(((p[0], p[1], c),), as_goal({q: e for q, e in gd.items() if q != p}))
     values: dict[int, list] = {}
     for p, c in gd.items():
         values.setdefault(c, []).append(p)
     for c, where in sorted(values.items()):
         if 1 < len(where) < len(gd):
-            part = _goal(dict.fromkeys(where, c))
-            yield from _pair(part, _goal({q: e for q, e in gd.items() if q not in where}))
+            part = as_goal(dict.fromkeys(where, c))
+            yield from _pair(part, as_goal({q: e for q, e in gd.items() if q not in where}))
     positive = {p: c for p, c in gd.items() if c > 0}
     if 0 < len(positive) < len(gd):
-        negative = _goal({p: -c for p, c in gd.items() if c < 0})
-        yield "sub", (_goal(positive), negative), None
+        negative = as_goal({p: -c for p, c in gd.items() if c < 0})
+        yield "sub", (as_goal(positive), negative), None
     for axis in (0, 1):
         for edge in (min(p[axis] for p in gd), max(p[axis] for p in gd)):
             line = {p: c for p, c in gd.items() if p[axis] == edge}
             if 1 < len(line) < len(gd):
-                yield from _pair(_goal(line), _goal({p: c for p, c in gd.items()
+                yield from _pair(as_goal(line), as_goal({p: c for p, c in gd.items()
                                                      if p not in line}))
     for p, c in sorted(gd.items()):
         sign = 1 if c > 0 else -1
@@ -324,7 +320,7 @@ def _own_twos(g: Goal):
             if part != c:
                 rest = dict(gd)
                 rest[p] = c - part
-                yield from _pair(((p[0], p[1], part),), _goal(rest))
+                yield from _pair(((p[0], p[1], part),), as_goal(rest))
 
 
 def _with_goal(g: Goal, h: Goal):
@@ -336,15 +332,15 @@ def _with_goal(g: Goal, h: Goal):
     for d in sorted({(a[0] - b[0], a[1] - b[1]) for a in gd for b in hd}):
         hs = {(p[0] + d[0], p[1] + d[1]): c for p, c in hd.items()}
         for sign in (1, -1):
-            rest = _minus(gd, hs, sign)
+            rest = minus(gd, hs, sign)
             if rest is not None:
                 if sign > 0:
-                    yield from _pair(_goal(hs), rest)
+                    yield from _pair(as_goal(hs), rest)
                 elif rest:
-                    yield "sub", (rest, _goal(hs)), None
+                    yield "sub", (rest, as_goal(hs)), None
         common = _common(gd, hs)
         if common is not None:
-            yield from _pair(_goal(common), _goal({p: gd[p] - common.get(p, 0) for p in gd}))
+            yield from _pair(as_goal(common), as_goal({p: gd[p] - common.get(p, 0) for p in gd}))
 
 
 def _threes(twos: list[tuple]) -> list[tuple]:
@@ -359,7 +355,7 @@ def _threes(twos: list[tuple]) -> list[tuple]:
         rd = {(x, y): c for x, y, c in rest}
         for p, c in sorted(rd.items()):
             tap = ((p[0], p[1], c),)
-            other = _goal({q: e for q, e in rd.items() if q != p})
+            other = as_goal({q: e for q, e in rd.items() if q != p})
             parts = tuple(sorted((a, tap, other)))
             if len(set(parts)) == 3 and parts not in seen:
                 seen.add(parts)
@@ -372,15 +368,6 @@ def _pair(a: Goal, rest: Goal):
         yield "add", tuple(sorted((a, rest))), None
 
 
-def _minus(gd: dict, hs: dict, sign: int) -> Goal | None:
-    rest = dict(gd)
-    for p, c in hs.items():
-        c = c * sign
-        have = gd.get(p, 0)
-        if have == 0 or (have > 0) != (c > 0) or abs(c) > abs(have):
-            return None
-        rest[p] = have - c
-    return _goal(rest)
 
 
 def _common(gd: dict, hs: dict) -> dict | None:
@@ -399,7 +386,7 @@ def _common(gd: dict, hs: dict) -> dict | None:
 def _goal_part(g: Goal, m: int) -> tuple | None:
     """(additions in halves, shape, multiples, shifted offsets) of one goal for `_estimate`;
     None for a base."""
-    if _is_base(g, m):
+    if is_base(g, m):
         return None
     many = frozenset(abs(c) for _, _, c in g if abs(c) & (abs(c) - 1) or abs(c) > 1 << m)
     moved = frozenset((x, y) for x, y, _ in g if (x, y) != (0, 0))
@@ -416,28 +403,17 @@ def _shape(g: Goal) -> Goal:
 
 def _lower(bag: dict, m: int) -> int:
     """Steps any completion of `bag` still needs: one per goal that is not a base."""
-    return sum(1 for g in bag if not _is_base(g, m))
+    return sum(1 for g in bag if not is_base(g, m))
 
 
 # ---------------------------------------------------------------------- helpers
 
-def _is_base(g: Goal, m: int) -> bool:
-    if len(g) != 1:
-        return False
-    x, y, c = g[0]
-    return x == 0 and y == 0 and c > 0 and c & (c - 1) == 0 and c <= 1 << m
 
 
-def _goal(d: Mapping) -> Goal:
-    return tuple(sorted((p[0], p[1], c) for p, c in d.items() if c))
 
 
-def _shift(g: Goal, d: tuple[int, int]) -> Goal:
-    return tuple(sorted((x + d[0], y + d[1], c) for x, y, c in g))
 
 
-def _scale(g: Goal, k: int) -> Goal:
-    return tuple((x, y, c * k) for x, y, c in g)
 
 
 def _far(g: Goal, v: tuple[int, int]) -> int:
@@ -445,8 +421,6 @@ def _far(g: Goal, v: tuple[int, int]) -> int:
     return sum(abs(x - v[0]) + abs(y - v[1]) for x, y, _ in g)
 
 
-def _distance(g: Goal) -> int:
-    return sum(abs(x) + abs(y) for x, y, _ in g)
 
 
 _NOT_HOST = {"sub": (1,), "subx": (1,), "sub2x": (1,), "neg": (0,)}
