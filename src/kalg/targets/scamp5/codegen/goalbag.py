@@ -68,13 +68,21 @@ MAX_STEPS = 60
 """Steps (instructions after the halvings) at most."""
 
 _ONE = {d.vector: d for d in (Dir.EAST, Dir.WEST, Dir.NORTH, Dir.SOUTH)}
-_TWO = {}
-for _a in _ONE:
-    for _b in _ONE:
-        v = (_a[0] + _b[0], _a[1] + _b[1])
-        if v != (0, 0) and v not in _TWO:
-            _TWO[v] = TwoSteps(_ONE[_a], _ONE[_b])
-_STEPS = [(v, d, 1) for v, d in _ONE.items()] + [(v, d, 2) for v, d in _TWO.items()]
+
+
+def _two_steps() -> dict[tuple[int, int], TwoSteps]:
+    """Each vector two steps make (never opposite steps: they cancel), first pair found."""
+    found: dict[tuple[int, int], TwoSteps] = {}
+    for a, da in _ONE.items():
+        for b, db in _ONE.items():
+            v = (a[0] + b[0], a[1] + b[1])
+            if v != (0, 0) and v not in found:
+                found[v] = TwoSteps(da, db)
+    return found
+
+
+_STEPS = ([(v, d, 1) for v, d in _ONE.items()]
+          + [(v, d, 2) for v, d in _two_steps().items()])
 """(vector, direction(s), length) of every move, one step then two, in a fixed order."""
 
 
