@@ -105,7 +105,9 @@ def _compile_text(text: str, path: str, settings: Settings, clock: Clock) -> Res
     ops = settings.ops or target.ops
     registers = settings.registers or target.registers
     target_name = settings.target or target.name
-    _refuse_pipeline(definition, target_name)
+    if definition.pipeline is not None:
+        return _compile_pipeline(definition, path, settings, ops, registers, input_register,
+                                 target_name, clock)
     # A layer (more outputs than a program holds) and a filter over several inputs have
     # compiles of their own.
     if (own := _own_compile(definition, path, settings, ops, registers, input_register, target,
@@ -437,11 +439,52 @@ def _check_output(definition: frontend.Definition, register: str, kernel: Kernel
             definition.span)
 
 
-def _refuse_pipeline(definition: frontend.Definition, target_name: str) -> None:
-    """A pipeline is a located error on SCAMP-5, at the first stage the device cannot run."""
-    if definition.pipeline is not None:
-        from kalg.targets.scamp5.dataflow import check_scamp5
-        check_scamp5(definition.pipeline, target_name, definition.span)
+def _compile_pipeline(definition: frontend.Definition, path: str | Path, settings: Settings,
+                      ops: str, registers: tuple[str, ...], input_register: str,
+                      target_name: str, clock: Clock) -> Result:
+    """A pipeline: located errors at the first stage SCAMP-5 cannot run, else one program of
+    linear blocks (each compiled by this pipeline, so verified) and `abs`, verified as a whole
+    against the pipeline (`kalg.targets.scamp5.graph_program`)."""
+    from kalg.targets.scamp5.dataflow import check_scamp5
+    from kalg.targets.scamp5.graph_program import lower_graph
+
+    graph = definition.pipeline
+    check_scamp5(graph, target_name, definition.span)
+    if settings.emit is not Stage.PROGRAM:
+        raise KalgError(f"pipeline {graph.name!r} compiles as linear blocks and abs: there is no "
+                        "single e-graph or decomposition to emit (--emit kernels and ast work)")
+    if input_register not in registers:
+        raise UsageError(f"the input register {input_register} must be in the register budget "
+                         f"{' '.join(registers)}")
+    block = dataclasses.replace(settings, name=None, registers=None, input=None, ops=None,
+                                target=target_name, split=None, progress=None)
+    deadline = Deadline(settings.timeout)
+
+    def compile_block(text: str) -> list[Instr]:
+        left = None if deadline.end is None else max(deadline.left(), 0.1)
+        made = compile_text(text, f"{path} (a block)", dataclasses.replace(block, timeout=left))
+        return list(made.program)
+
+    lowered = lower_graph(graph, registers, input_register, ops, target_name, compile_block,
+                          definition.span)
+    clock.lap("pipeline")
+    program = lowered.program
+    stats = _program_stats(program, registers, ops) | {
+        "candidate": "pipeline", "outputs": dict(lowered.outputs), "blocks": lowered.blocks,
+        "abs": lowered.absolutes,
+        "seconds": {stage: round(s, 3) for stage, s in clock.laps.items()}}
+    where = ", ".join(f"{n} in {r}" for n, r in lowered.outputs.items())
+    header = [f"pipeline: {graph.name} (from {Path(path).name}), {lowered.blocks} linear "
+              f"blocks and {lowered.absolutes} abs",
+              f"produced by: kalg, op set {ops}, registers {' '.join(registers)}, input in "
+              f"{input_register}",
+              "verified: exactly (symbolic over the input and each abs taken) and in the "
+              "simulator against the pipeline's reference on integer images (interior PEs)",
+              f"outputs: {where}", writes_line(program, (input_register,))]
+    if target_name == WIDE:
+        header.insert(1, f"target: {_WIDE_NOTE}")
+    return Result(Stage.PROGRAM, format_program(program, header=header), stats, program,
+                  definition=definition, verified=True, input_register=input_register)
 
 
 def _early_warnings(definition: frontend.Definition,
