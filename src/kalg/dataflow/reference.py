@@ -14,12 +14,14 @@ import numpy as np
 
 from kalg.algebra.kernel import Kernel
 from kalg.dataflow.graph import Graph, compare
-from kalg.targets.cpu.borders import Border
+from kalg.targets.cpu.borders import Border, parse_border
 
 
-def evaluate(graph: Graph, images: Sequence[np.ndarray], border: Border,
+def evaluate(graph: Graph, images: Sequence[np.ndarray], border: Border | None = None,
              dtype: type = np.float64) -> dict[str, np.ndarray]:
-    """Every output of `graph` (name → array of the images' shape) for the input `images`."""
+    """Every output of `graph` (name → array of the images' shape) for the input `images`;
+    `border` None: the graph's own."""
+    border = parse_border(graph.border) if border is None else border
     shape = np.shape(images[0])
     values: dict[int, np.ndarray] = {}
     for i in graph.live():

@@ -15,11 +15,11 @@ Where the spec is silent, kalg chooses (and both simulators follow, since they r
 * `add2x`/`sub2x` take any two directions: the spec constrains only `mov2x` (d1 = d2 or
   d1 ⟂ d2); opposite directions are legal there and cancel (net offset zero).
 * The source of a 3-argument `div` is left undefined (`POISON`): the spec says it is destroyed.
-* `abs(y, x0)` (the vendor's macro, docs/scamp5-isa.md) is the one instruction that is not
-  linear: its `effects` give the linear form whose absolute value it writes, and `pointwise`
-  names the function (`"abs"`). Consumers that execute programs (the simulators) apply it;
-  the exact simulator of kernels (`symbolic.py`) refuses it, `piecewise.py` executes it. It is
-  in no op set: the kernel searches never use it, only pipelines' lowering does.
+* `abs(y, x0)` (the vendor's macro, docs/pipelines.md "The abs macro") is the one instruction
+  that is not linear: its `effects` give the linear form whose absolute value it writes, and
+  `pointwise` names the function (`"abs"`). The numeric simulator applies it; the exact
+  simulator of kernels (`symbolic.py`) refuses it, `piecewise.py` executes it. It is in no op
+  set: the kernel searches never use it, only pipelines' lowering does.
 """
 
 from __future__ import annotations
