@@ -10,6 +10,8 @@ the source, hash-consed: the same operation on the same operands is one node). N
 | const    | -                | Fraction               | the constant                          |
 | conv     | image            | Kernel (real)          | the kernel correlated with the image, |
 |          |                  |                        | extended by the graph's border        |
+| shift    | image            | (dx, dy)               | the image at p + (dx, dy), y north;   |
+|          |                  |                        | 0 outside the image (any border)      |
 | add sub mul | a, b          | -                      | a + b, a - b, a · b                   |
 | div      | a, c (a const)   | -                      | a / c                                 |
 | neg abs sqrt | a            | -                      | -a, abs(a), sqrt(a)                   |
@@ -31,8 +33,8 @@ POINTWISE = ("add", "sub", "mul", "div", "neg", "abs", "sqrt", "min", "max", "co
              "select", "clamp")
 """The operations that read their operands at the same pixel only."""
 
-ARITY = {"input": 0, "const": 0, "conv": 1, "add": 2, "sub": 2, "mul": 2, "div": 2, "neg": 1,
-         "abs": 1, "sqrt": 1, "min": 2, "max": 2, "compare": 2, "select": 3, "clamp": 3}
+ARITY = {"input": 0, "const": 0, "conv": 1, "shift": 1, "add": 2, "sub": 2, "mul": 2, "div": 2,
+         "neg": 1, "abs": 1, "sqrt": 1, "min": 2, "max": 2, "compare": 2, "select": 3, "clamp": 3}
 
 COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
 
@@ -128,7 +130,7 @@ class Builder:
         return n.param if n.op == "const" else None
 
     def _fold(self, op: str, args: tuple[int, ...], param: object) -> Fraction | None:
-        if op in ("input", "const", "conv", "sqrt") or not args:
+        if op in ("input", "const", "conv", "shift", "sqrt") or not args:
             return None
         values = [self.constant(a) for a in args]
         if any(v is None for v in values):

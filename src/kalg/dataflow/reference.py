@@ -40,6 +40,8 @@ def _node(op: str, param: object, args: list[np.ndarray], images: Sequence[np.nd
         return dtype(float(param))
     if op == "conv":
         return correlate(param, np.broadcast_to(args[0], shape), border, dtype)
+    if op == "shift":
+        return shifted(np.broadcast_to(args[0], shape), *param)
     if op == "compare":
         return compare(str(param), args[0], args[1]).astype(dtype)
     if op == "select":
@@ -61,6 +63,16 @@ _POINTWISE = {
 }
 
 
+def shifted(image: np.ndarray, dx: int, dy: int) -> np.ndarray:
+    """`image` read at p + (dx, dy) (dx columns east, dy rows north), 0 outside it."""
+    h, w = image.shape
+    out = np.zeros_like(image)
+    rows = slice(max(0, dy), min(h, h + dy))
+    cols = slice(max(0, -dx), min(w, w - dx))
+    out[rows, cols] = image[max(0, -dy):min(h, h - dy), max(0, dx):min(w, w + dx)]
+    return out
+
+
 def correlate(kernel: Kernel, image: np.ndarray, border: Border,
               dtype: type = np.float64) -> np.ndarray:
     """`kernel` correlated with `image` extended by `border`, in `dtype`."""
@@ -73,4 +85,4 @@ def correlate(kernel: Kernel, image: np.ndarray, border: Border,
     return out
 
 
-__all__ = ["correlate", "evaluate"]
+__all__ = ["correlate", "evaluate", "shifted"]

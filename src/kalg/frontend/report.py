@@ -85,6 +85,8 @@ def _node_text(graph, n, names: dict[int, str]) -> str:
         return f"{args[0]} {n.param} {args[1]}"
     if n.op == "neg":
         return f"-{args[0]}"
+    if n.op == "shift":
+        return f"shift({args[0]}, {n.param[0]}, {n.param[1]})"
     return f"{n.op}({', '.join(args)})"
 
 

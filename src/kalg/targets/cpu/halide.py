@@ -569,7 +569,8 @@ class GraphLowering:
         sources: dict[int, hl.Func] = {}  # filled as the operands are defined, in order
         self.linear = _SourcedLowering(plan_data(gplan.linear), target, sources, self.params[0])
         for group in self._levels():
-            shared = [i for i in group if i in channel and self.graph.nodes[i].op != "input"]
+            shared = [i for i in group if i in channel
+                      and self.graph.nodes[i].op not in ("input", "shift")]
             if len(shared) > 1:  # images that convs read, one level: one loop, one Tuple
                 self._define_together(shared)
             for i in group:
@@ -610,8 +611,18 @@ class GraphLowering:
         elif n.op == "conv":  # its passes read only operands defined before it; inlined
             # unless another conv reads it (`_bordered`): Halide's CSE computes it once per pixel
             f[self.x, self.y] = self.linear.expr(self.linear.outputs[self.conv_name(i)])
+        elif n.op == "shift":  # the operand read at an offset, 0 outside the image
+            f[self.x, self.y] = self._shifted(n)
         else:
             f[self.x, self.y] = self._pointwise(n)
+
+    def _shifted(self, n) -> hl.Expr:
+        """shift(a, dx, dy): a at (x + dx, y - dy) (dy rows north: up the rows), 0 outside."""
+        bounds = [hl.Range(0, self.params[0].width()), hl.Range(0, self.params[0].height())]
+        outside = hl.BoundaryConditions.constant_exterior(self.funcs[n.args[0]], hl.f32(0),
+                                                          bounds)
+        dx, dy = n.param
+        return outside[self.x + dx, self.y - dy]
 
     def _value(self, i: int) -> hl.Expr:
         n = self.graph.nodes[i]

@@ -96,6 +96,8 @@ def _forms(graph: Graph) -> tuple[dict[int, Form], dict[Source, Form]]:
                 continue  # read only as a scale factor (check_scamp5 refused the rest)
             case "conv":
                 forms[i] = {s: n.param.compose(k).trimmed() for s, k in a[0].items()}
+            case "shift":  # zero fill outside, as SCAMP-5 reads; checked on the interior
+                forms[i] = piecewise.shifted(a[0], *n.param)
             case "add" | "sub":
                 forms[i] = piecewise.combine([(Fraction(1), a[0]),
                                               (Fraction(1 if n.op == "add" else -1), a[1])])
