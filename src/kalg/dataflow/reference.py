@@ -14,6 +14,7 @@ import numpy as np
 
 from kalg.algebra.kernel import Kernel
 from kalg.dataflow.graph import Graph, compare
+from kalg.diagnostics import KalgError
 from kalg.targets.cpu.borders import Border, parse_border
 
 
@@ -24,12 +25,47 @@ def evaluate(graph: Graph, images: Sequence[np.ndarray], border: Border | None =
     border = parse_border(graph.border) if border is None else border
     shape = np.shape(images[0])
     values: dict[int, np.ndarray] = {}
+    bodies = {f: graph.body(f) for f in graph.fixpoints()}
+    inside = {i for body in bodies.values() for i in body}
     for i in graph.live():
         n = graph.nodes[i]
+        if i in inside or n.op == "loop":
+            continue  # evaluated by its fixpoint, once per iteration
+        if n.op == "fixpoint":
+            values[i] = _fixpoint(graph, i, bodies[i], values, images, border, shape, dtype)
+            continue
         args = [values[a] for a in n.args]
         values[i] = _node(n.op, n.param, args, images, border, shape, dtype)
     return {name: np.broadcast_to(values[v], shape).astype(dtype)
             for name, v in graph.outputs.items()}
+
+
+def _fixpoint(graph: Graph, i: int, body: list[int], values: dict, images, border: Border,
+              shape: tuple, dtype: type) -> np.ndarray:
+    """Iterate the body from the initial value until an iterate equals the one before (NaN
+    equal to NaN); KalgError when `bound` iterations leave it changing."""
+    n = graph.nodes[i]
+    loop, bound = n.param
+    value = np.broadcast_to(values[n.args[0]], shape).astype(dtype)
+    for _ in range(bound):
+        values[loop] = value
+        for j in body:
+            m = graph.nodes[j]
+            values[j] = _node(m.op, m.param, [values[a] for a in m.args], images, border, shape,
+                              dtype)
+        new = np.broadcast_to(values[n.args[1]], shape).astype(dtype)
+        if np.array_equal(new, value, equal_nan=True):
+            return value
+        value = new
+    raise fixpoint_error(n, bound)
+
+
+def fixpoint_error(n, bound: int) -> KalgError:
+    """The error of a fixpoint that still changes after `bound` iterations."""
+    stage = f"stage {n.name!r}" if n.name else "a fixpoint"
+    return KalgError(f"{stage} still changes after {bound} iterations (its bound): no fixpoint "
+                     "within the bound on this image", n.span,
+                     hint="raise the bound (fixpoint's third argument)")
 
 
 def _node(op: str, param: object, args: list[np.ndarray], images: Sequence[np.ndarray],
@@ -85,4 +121,4 @@ def correlate(kernel: Kernel, image: np.ndarray, border: Border,
     return out
 
 
-__all__ = ["correlate", "evaluate", "shifted"]
+__all__ = ["correlate", "evaluate", "fixpoint_error", "shifted"]

@@ -24,7 +24,7 @@ from kalg.frontend import ast
 from kalg.frontend.evaluate import FUNCTION_NAMES, MONOMIALS, Scope, evaluate
 
 IMAGE_FUNCTIONS = {"conv": 2, "abs": 1, "sqrt": 1, "min": 2, "max": 2, "select": 3, "clamp": 3,
-                   "shift": 3}
+                   "shift": 3, "fixpoint": 3}
 """The functions of images and how many arguments each takes."""
 
 MAX_POWER = 8
@@ -202,13 +202,40 @@ def _call(node: ast.Call, c: _Context) -> int:
         return _conv(node, c)
     if node.function == "shift":
         return _shift(node, c)
+    if node.function == "fixpoint":
+        return _fixpoint(node, c)
     args = tuple(_image(a, c) for a in node.arguments)
     return c.builder.add(node.function, args, name=c.current, span=node.span)
 
 
 _SIGNATURES = {"conv": "kernel, image", "abs": "image", "sqrt": "image", "min": "a, b",
                "max": "a, b", "select": "mask, a, b", "clamp": "image, low, high",
-               "shift": "image, dx, dy"}
+               "shift": "image, dx, dy", "fixpoint": "initial image, next image, bound"}
+
+MAX_ITERATIONS = 1_000_000
+"""Largest bound of a fixpoint."""
+
+
+def _fixpoint(node: ast.Call, c: _Context) -> int:
+    """fixpoint(init, next, bound): the stage's name inside `next` is the previous iterate;
+    iterated from `init` until it no longer changes, at most `bound` times."""
+    init_expr, body_expr, bound_expr = node.arguments
+    bound = c.builder.constant(_image(bound_expr, c))
+    if bound is None or bound.denominator != 1 or not 1 <= bound <= MAX_ITERATIONS:
+        raise KalgSemanticError(f"a fixpoint's bound is a whole number of iterations from 1 to "
+                                f"{MAX_ITERATIONS}", bound_expr.span)
+    if c.current in c.stages:
+        raise KalgSemanticError("one fixpoint per stage: name the inner one as a stage of its "
+                                "own", node.span)
+    init = _image(init_expr, c)
+    loop = c.builder.add("loop", (), c.current, name=c.current, span=node.span)
+    c.stages[c.current] = loop
+    try:
+        body = _image(body_expr, c)
+    finally:
+        del c.stages[c.current]
+    return c.builder.add("fixpoint", (init, body), (loop, int(bound)), name=c.current,
+                         span=node.span)
 
 MAX_SHIFT = 64
 """Largest |dx| or |dy| of `shift`."""

@@ -131,7 +131,7 @@ class CpuPipeline:
             want = reference.evaluate(self.graph, planes, border)
             single = reference.evaluate(self.graph, planes, border, np.float32)
             for name, out in zip(self.graph.outputs, got, strict=True):
-                tol = _tolerance(want[name], single[name])
+                tol = tolerance(want[name], single[name])
                 if not np.all(np.abs(out - want[name]) <= tol):
                     bad = int(np.sum(~(np.abs(out - want[name]) <= tol)))
                     raise VerificationError(
@@ -171,7 +171,7 @@ def _median_time(f: CpuPipeline, images: list[np.ndarray], border: Border, name:
     return median_seconds(lambda: f.run(images, border, name), SEARCH_REPEATS)
 
 
-def _tolerance(want: np.ndarray, single: np.ndarray) -> np.ndarray | float:
+def tolerance(want: np.ndarray, single: np.ndarray) -> np.ndarray | float:
     """0 where float32 evaluation is exact on this image (the reference in float32 equals it
     in float64 everywhere); else 8x the largest float32 rounding the reference shows, plus a few
     ulps of the largest magnitude."""
@@ -209,6 +209,10 @@ def build_pipeline(definition: Any, border: Border | str | None = None,
         raise KalgError(f"unknown schedule {schedule!r}: expected one of "
                         f"{', '.join(SCHEDULES)}")
     start = time.perf_counter()
+    if definition.pipeline.fixpoints():  # realised again and again: kalg.targets.cpu.fixpoints
+        from kalg.targets.cpu.fixpoints import FixpointPipeline
+        return FixpointPipeline(definition.pipeline, border or definition.pipeline.border,
+                                schedule)
     try:
         plan = plan_graph(definition.pipeline)
     except KalgSemanticError as err:
@@ -219,4 +223,4 @@ def build_pipeline(definition: Any, border: Border | str | None = None,
     return f
 
 
-__all__ = ["SEARCH", "CpuPipeline", "build_pipeline", "schedule_key"]
+__all__ = ["SEARCH", "CpuPipeline", "build_pipeline", "schedule_key", "tolerance"]

@@ -1,0 +1,100 @@
+"""A pipeline with a fixpoint on the cpu: `FixpointPipeline`, the call of a `CpuPipeline`.
+
+The graph is cut at its first fixpoint (`kalg.dataflow.fixpoint.split`) into three graphs
+without one, each compiled as one fused Halide pipeline (`CpuPipeline`, checked against its
+own reference before first use): `before` runs once, `body` is realised again and again on
+its previous output until that output no longer changes (at most the fixpoint's bound: then a
+KalgError naming the stage), and `after` (cut again when it holds another fixpoint) gives the
+outputs. The whole is checked once more against the pipeline's reference, which iterates the
+same way in numpy, on random images before its first result.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from kalg.dataflow import reference
+from kalg.dataflow.fixpoint import split
+from kalg.dataflow.graph import Graph
+from kalg.diagnostics import VerificationError
+from kalg.targets.cpu.borders import Border, parse_border
+from kalg.targets.cpu.graph_plan import plan_graph
+from kalg.targets.cpu.pipelines import CHECK_SHAPES, CpuPipeline, tolerance
+
+
+class FixpointPipeline:
+    """`f(image, border=None)` as `CpuPipeline`'s, for a graph with fixpoints."""
+
+    def __init__(self, graph: Graph, border: Border | str, schedule: str | None = None) -> None:
+        self.graph, self.name = graph, graph.name
+        self.border = border if isinstance(border, Border) else parse_border(border)
+        self.cut = split(graph)
+        self.before = CpuPipeline(plan_graph(self.cut.before), self.border, schedule)
+        self.body = CpuPipeline(plan_graph(self.cut.body), self.border, schedule)
+        self.after = build_graph(self.cut.after, self.border, schedule)
+        self.plan = plan_graph(graph)
+        self.search_seconds = 0.0
+        self.compile_seconds: dict[Border, float] = {}
+        self.sources: dict[Border, str] = {}
+        self.iterations = 0
+        """Iterations of the body in the last run."""
+        self._checked: set[Border] = set()
+
+    @property
+    def outputs(self) -> list[str]:
+        return list(self.graph.outputs)
+
+    def __call__(self, image: Any, border: Border | str | None = None,
+                 ) -> np.ndarray | dict[str, np.ndarray]:
+        b = self.border if border is None else (
+            border if isinstance(border, Border) else parse_border(border))
+        outs = self.run(self.before._planes(image), b)
+        return outs[0] if len(outs) == 1 else dict(zip(self.outputs, outs, strict=True))
+
+    def run(self, images: list[np.ndarray], border: Border,
+            schedule: str | None = None) -> list[np.ndarray]:
+        """The outputs for float32 C-contiguous `images`, checked on first use per border."""
+        if border not in self._checked:
+            self._checked.add(border)
+            self._check(border, schedule)
+        return self._run(images, border, schedule)
+
+    def _run(self, images: list[np.ndarray], border: Border,
+             schedule: str | None) -> list[np.ndarray]:
+        state, *free = self.before.run(images, border, schedule)
+        for count in range(1, self.cut.bound + 1):
+            (following,) = self.body.run([state, *free], border, schedule)
+            if np.array_equal(following, state, equal_nan=True):
+                self.iterations = count
+                return self.after.run([*images, state], border, schedule)
+            state = following
+        raise reference.fixpoint_error(self.graph.nodes[self.cut.node], self.cut.bound)
+
+    def _check(self, border: Border, schedule: str | None) -> None:
+        rng = np.random.default_rng(2)
+        for k, shape in enumerate(CHECK_SHAPES):
+            planes = [np.asarray(rng.integers(-8, 9, shape) if k % 2
+                                 else rng.uniform(-1, 1, shape), dtype=np.float32)
+                      for _ in self.graph.inputs]
+            got = self._run(planes, border, schedule)
+            want = reference.evaluate(self.graph, planes, border)
+            single = reference.evaluate(self.graph, planes, border, np.float32)
+            for name, out in zip(self.outputs, got, strict=True):
+                if not np.all(np.abs(out - want[name]) <= tolerance(want[name], single[name])):
+                    raise VerificationError(
+                        f"the cpu pipeline '{self.name}' with its fixpoint differs from the "
+                        f"reference for output {name} ({shape[0]}x{shape[1]} image, border "
+                        f"{border})", self.plan.describe())
+
+
+def build_graph(graph: Graph, border: Border, schedule: str | None,
+                ) -> CpuPipeline | FixpointPipeline:
+    """The cpu pipeline of `graph`: one Halide pipeline, or a `FixpointPipeline`."""
+    if graph.fixpoints():
+        return FixpointPipeline(graph, border, schedule)
+    return CpuPipeline(plan_graph(graph), border, schedule)
+
+
+__all__ = ["FixpointPipeline", "build_graph"]
