@@ -21,6 +21,7 @@ _IMPOSSIBLE = {
     "compare": "a comparison",
     "select": "select",
     "clamp": "clamp",
+    "fixpoint": "a fixpoint (a stage repeated until it no longer changes)",
 }
 
 
@@ -32,8 +33,8 @@ def check_scamp5(graph: Graph, target: str = "scamp5", span: Span | None = None)
         if (why := _why_not(graph, n)) is not None:
             stage = f"stage {n.name!r}" if n.name else "this stage"
             raise KalgSemanticError(f"{stage}: {why} cannot run on {target} (its analogue "
-                                    "array adds, subtracts, halves and takes abs; it has no "
-                                    "multiplier)", n.span,
+                                    "array adds, subtracts, halves and takes abs: no "
+                                    "multiplier, comparison or loop)", n.span,
                                     hint="compile this pipeline with --target cpu")
     if len(graph.inputs) > 1:
         raise KalgSemanticError(
