@@ -21,10 +21,10 @@ from kalg.dataflow.graph import Graph
 from kalg.diagnostics import VerificationError
 from kalg.targets.cpu.borders import Border, parse_border
 from kalg.targets.cpu.graph_plan import plan_graph
-from kalg.targets.cpu.pipelines import CHECK_SHAPES, CpuPipeline, tolerance
+from kalg.targets.cpu.pipelines import CHECK_SHAPES, CpuPipeline, PipelineCall, tolerance
 
 
-class FixpointPipeline:
+class FixpointPipeline(PipelineCall):
     """`f(image, border=None)` as `CpuPipeline`'s, for a graph with fixpoints."""
 
     def __init__(self, graph: Graph, border: Border | str, schedule: str | None = None) -> None:
@@ -42,16 +42,8 @@ class FixpointPipeline:
         """Iterations of the body in the last run."""
         self._checked: set[Border] = set()
 
-    @property
-    def outputs(self) -> list[str]:
-        return list(self.graph.outputs)
-
-    def __call__(self, image: Any, border: Border | str | None = None,
-                 ) -> np.ndarray | dict[str, np.ndarray]:
-        b = self.border if border is None else (
-            border if isinstance(border, Border) else parse_border(border))
-        outs = self.run(self.before._planes(image), b)
-        return outs[0] if len(outs) == 1 else dict(zip(self.outputs, outs, strict=True))
+    def _planes(self, image: Any) -> list[np.ndarray]:
+        return self.before._planes(image)  # the same inputs
 
     def run(self, images: list[np.ndarray], border: Border,
             schedule: str | None = None) -> list[np.ndarray]:

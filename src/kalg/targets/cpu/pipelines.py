@@ -39,7 +39,25 @@ CHECK_SHAPES = ((23, 19), (3, 2), (40, 70))
 """Random images every compiled pipeline is checked on before its first use."""
 
 
-class CpuPipeline:
+class PipelineCall:
+    """The call of a compiled pipeline (`graph`, `border`, `run`, `_planes`): `f(image,
+    border=None)` as `CpuPipeline` documents it."""
+
+    @property
+    def outputs(self) -> list[str]:
+        return list(self.graph.outputs)
+
+    def __call__(self, image: Any, border: Border | str | None = None,
+                 ) -> np.ndarray | dict[str, np.ndarray]:
+        b = self.border if border is None else (
+            border if isinstance(border, Border) else parse_border(border))
+        outs = self.run(self._planes(image), b)
+        if len(outs) == 1:
+            return outs[0]
+        return dict(zip(self.graph.outputs, outs, strict=True))
+
+
+class CpuPipeline(PipelineCall):
     """A pipeline compiled for the cpu: `f(image, border=None)`.
 
     `image`: a 2-D array for a pipeline of one input; for several, a sequence of 2-D arrays
@@ -63,18 +81,6 @@ class CpuPipeline:
         self.sources: dict[Border, str] = {}
         self.search_seconds = 0.0
 
-    @property
-    def outputs(self) -> list[str]:
-        return list(self.graph.outputs)
-
-    def __call__(self, image: Any, border: Border | str | None = None,
-                 ) -> np.ndarray | dict[str, np.ndarray]:
-        b = self.border if border is None else (
-            border if isinstance(border, Border) else parse_border(border))
-        outs = self.run(self._planes(image), b)
-        if len(outs) == 1:
-            return outs[0]
-        return dict(zip(self.graph.outputs, outs, strict=True))
 
     def run(self, images: list[np.ndarray], border: Border,
             schedule: str | None = None) -> list[np.ndarray]:
@@ -223,4 +229,4 @@ def build_pipeline(definition: Any, border: Border | str | None = None,
     return f
 
 
-__all__ = ["SEARCH", "CpuPipeline", "build_pipeline", "schedule_key", "tolerance"]
+__all__ = ["SEARCH", "CpuPipeline", "PipelineCall", "build_pipeline", "schedule_key", "tolerance"]
