@@ -7,8 +7,9 @@
   body is gone. It may hold further fixpoints: split it again.
 
 A target that compiles graphs without fixpoints runs `before` once, `body` until its output
-equals its input (at most `bound` times), then `after` (`kalg.targets.cpu.fixpoints`). The
-three graphs keep the node names and spans, so their errors point at the pipeline's text.
+equals its input (at most `bound` times), then `after`
+(`kalg.targets.cpu.pipelines.FixpointPipeline`). The three graphs keep the node names and
+spans, so their errors point at the pipeline's text.
 """
 
 from __future__ import annotations
