@@ -130,3 +130,13 @@ def test_other_pointwise_stages_on_scamp5_are_located_errors(stage, what):
 def test_a_pipeline_of_two_images_on_scamp5_is_a_located_error():
     with pytest.raises(KalgError, match="reads 2 images: on scamp5 a pipeline reads one"):
         kalg.compile("pipeline p(a, b) {\n  out o = abs(a - b)\n}\n", target="scamp5")
+
+
+def test_simulating_a_program_with_abs_against_a_kernel_is_an_error_not_a_traceback(
+        tmp_path, capsys):
+    program = tmp_path / "p.scamp5"
+    program.write_text("movx(B, A, east);\nsub(C, B, A);\nabs(D, C);\n")
+    kernel = tmp_path / "k.kalg"
+    kernel.write_text("kernel k = [-1 1] @ (0, 0)\n")
+    assert main(["simulate", str(program), "--kernel", str(kernel)]) == 1
+    assert "abs(D, C); is not linear" in capsys.readouterr().err
