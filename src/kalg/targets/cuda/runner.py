@@ -117,10 +117,14 @@ def _pointer(a: Any) -> tuple[int, tuple[int, int], np.dtype]:
 
 
 def build(definition: Any, border: Border | str | None = None, name: str | None = None,
-          ) -> CudaFilter:
-    """See `kalg.targets.cuda.build`. The device is asked for before the search."""
+          ) -> Any:
+    """See `kalg.targets.cuda.build`. The device is asked for before the search. A `pipeline`
+    definition gives a `CudaGraphPipeline` (`kalg.targets.cuda.pipelines`)."""
     found = require()
     d = load_definition(definition, name)
+    if d.pipeline is not None:  # one fused pipeline under the GPU schedule
+        from kalg.targets.cuda.pipelines import build_pipeline
+        return build_pipeline(d, border, found)
     start = time.perf_counter()
     f = CudaFilter(plan_definition(d), border or d.border or DEFAULT, d.name, found)
     f.search_seconds = time.perf_counter() - start
