@@ -128,23 +128,8 @@ def check(p: bench.Prepared, directory: Path) -> list[str]:
             diff = float(np.max(np.abs(got.astype(np.float64) - want[name])))
             if not diff <= tol:
                 failures.append(f"{p.name} {name} {shape}: max diff {diff:.2e} > {tol:.1e}")
-        failures += _check_in_place(p, pipeline, images, outs)
+        failures += bench_pipelines.check_in_place(p, pipeline, images, outs)
     return failures
-
-
-def _check_in_place(p, pipeline, images, outs) -> list[str]:
-    """With CuPy: the same images as device arrays, used without a copy, give the same bits."""
-    try:
-        import cupy as cp
-    except ImportError:
-        return []
-    xs = [cp.asarray(a) for a in images]
-    ys = [cp.empty_like(x) for x in xs[:1] for _ in p.outputs]
-    ptr = [(a.data.ptr, a.shape, np.dtype(a.dtype)) for a in [*xs, *ys]]
-    pipeline.run_device(ptr[:len(xs)], ptr[len(xs):])
-    return [f"{p.name} {name}: CuPy in place differs from the numpy path"
-            for name, y, o in zip(p.outputs, ys, outs, strict=True)
-            if not np.array_equal(cp.asnumpy(y), o)]
 
 
 def run(directory: Path, doc: Path, repeats: int) -> int:

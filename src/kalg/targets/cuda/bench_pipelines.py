@@ -158,11 +158,14 @@ def check(p: PreparedPipeline, directory: Path) -> list[str]:
             if not np.all(diff <= tol):
                 failures.append(f"{p.name} {name} {shape}: max diff {float(np.max(diff)):.2e} "
                                 f"> {tol:.1e} from the reference")
-        failures += _check_in_place(p, pipeline, images, outs)
+        failures += check_in_place(p, pipeline, images, outs)
     return failures
 
 
-def _check_in_place(p: PreparedPipeline, pipeline: Any, images: list, outs: list) -> list[str]:
+def check_in_place(p: Any, pipeline: Any, images: list, outs: list) -> list[str]:
+    """With CuPy: `images` as device arrays, used without a copy by `pipeline`, give the bits
+    of `outs` (the numpy path's outputs); the differences, each a line (`p`: a prepared
+    pipeline or example, its name and outputs)."""
     try:
         import cupy as cp
     except ImportError:
@@ -351,6 +354,7 @@ def format_table(results: list[dict]) -> str:
     return markdown_table(results, COLUMNS)
 
 
-__all__ = ["CHECK_SHAPES", "COLUMNS", "PreparedPipeline", "chain", "check", "cupy_library",
+__all__ = ["CHECK_SHAPES", "COLUMNS", "PreparedPipeline", "chain", "check", "check_in_place",
+           "cupy_library",
            "format_table", "graph_nodes", "measure", "numpy_library", "numpy_reference",
            "prepare", "torch_library"]
