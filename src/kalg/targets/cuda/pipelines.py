@@ -15,11 +15,11 @@ import time
 from typing import Any
 
 from kalg.diagnostics import KalgError
-from kalg.targets.cpu.borders import Border
+from kalg.targets.cpu.borders import Border, parse_border
 from kalg.targets.cpu.graph_plan import GraphPlan
 from kalg.targets.cpu.pipelines import CpuPipeline, plan_pipeline
 from kalg.targets.cuda.device import Device, require
-from kalg.targets.cuda.library import CudaPipeline
+from kalg.targets.cuda.library import CudaPipeline, on_device, pointer
 
 SCHEDULE = "gpu"
 """The name the one GPU schedule is known by (in messages and the cache key)."""
@@ -54,15 +54,14 @@ class CudaGraphPipeline(CpuPipeline):
         return self._compiled[border, SCHEDULE]
 
     def __call__(self, image: Any, border: Border | str | None = None) -> Any:
-        from kalg.targets.cuda.runner import _border, _on_device, _pointer
-        if not _on_device(image):
+        if not on_device(image):
             return super().__call__(image, border)
-        b = self.border if border is None else _border(border)
+        b = self.border if border is None else parse_border(border)
         self.compiled(b)
         planes = self._device_planes(image)
         import cupy  # present: the image is one of its arrays
         outs = [cupy.empty(planes[0].shape, cupy.float32) for _ in self.graph.outputs]
-        self.pipelines[b].run_device([_pointer(p) for p in planes], [_pointer(o) for o in outs])
+        self.pipelines[b].run_device([pointer(p) for p in planes], [pointer(o) for o in outs])
         return outs[0] if len(outs) == 1 else dict(zip(self.graph.outputs, outs, strict=True))
 
     def _device_planes(self, image: Any) -> list[Any]:

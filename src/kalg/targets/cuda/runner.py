@@ -25,7 +25,7 @@ from kalg.targets.cpu.runner import (
     plan_definition,
 )
 from kalg.targets.cuda.device import Device, require
-from kalg.targets.cuda.library import CudaPipeline
+from kalg.targets.cuda.library import CudaPipeline, on_device, pointer
 
 
 class CudaFilter(CpuFilter):
@@ -57,14 +57,14 @@ class CudaFilter(CpuFilter):
         return self._compiled[border]
 
     def __call__(self, image: Any, border: Border | str | None = None) -> Any:
-        if not _on_device(image):
+        if not on_device(image):
             return super().__call__(image, border)
         b = self.border if border is None else _border(border)
         self.compiled(b)
         planes = self._device_planes(image)
         import cupy  # present: the image is one of its arrays
         outs = [cupy.empty(planes[0].shape, planes[0].dtype) for _ in self.plan.outputs]
-        self.pipelines[b].run_device([_pointer(p) for p in planes], [_pointer(o) for o in outs])
+        self.pipelines[b].run_device([pointer(p) for p in planes], [pointer(o) for o in outs])
         result = [o.view(cupy.bool_) for o in outs] if self.boolean else outs
         return result[0] if len(result) == 1 else dict(zip(self.plan.outputs, result,
                                                            strict=True))
@@ -103,17 +103,6 @@ class CudaFilter(CpuFilter):
         images = img if isinstance(img, list) else [img]
         outs = [np.empty_like(images[0]) for _ in self.plan.outputs]
         return self.pipelines[b].resident(images, outs)
-
-
-def _on_device(image: Any) -> bool:
-    """Whether `image` (or its first plane) is a CuPy array."""
-    first = (next(iter(image.values()), None) if isinstance(image, dict)
-             else image[0] if isinstance(image, list | tuple) and image else image)
-    return type(first).__module__.split(".")[0] == "cupy"
-
-
-def _pointer(a: Any) -> tuple[int, tuple[int, int], np.dtype]:
-    return a.data.ptr, tuple(a.shape), np.dtype(a.dtype)
 
 
 def build(definition: Any, border: Border | str | None = None, name: str | None = None,
