@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from kalg.targets.cpu.borders import SCIPY, Border
-from kalg.targets.table import markdown_table, median_seconds
+from kalg.targets.table import markdown_table
 
 SHAPE = (2160, 3840)
 """The image the pipelines are timed on (rows, columns): the cuda bench's."""
@@ -280,23 +280,15 @@ def measure(p: PreparedPipeline, directory: Path, repeats: int = 10,
     """One pipeline on CUDA device 0: kalg's fused pipeline (data on the device), the CuPy
     chain and the PyTorch chain; throughput, first calls, and the largest difference from
     the CuPy chain (else PyTorch's)."""
+    from kalg.targets.cuda.bench import largest_difference, time_library, timed
     rng = np.random.default_rng(0)
     images = [rng.random(shape, dtype=np.float32) for _ in p.inputs]
     mp = shape[0] * shape[1] / 1e6
-    pipeline = load(p, directory)
-    outs = [np.empty_like(images[0]) for _ in p.outputs]
-    start = time.perf_counter()
-    resident = pipeline.resident(images, outs)
-    first = time.perf_counter() - start
-    t_kalg = median_seconds(resident.run, repeats)
-    got = dict(zip(p.outputs, resident.fetch(), strict=True))
-    resident.free()
+    t_kalg, first, got = time_library(load(p, directory), images, list(p.outputs), repeats)
     border = Border(p.border[0], float(p.border[1]))
-    t_cupy, first_cupy, out_cupy = _timed_chain(p, images, "cupy", border, repeats)
-    t_torch, first_torch, out_torch = _timed_chain(p, images, "torch", border, repeats)
-    ref = out_cupy if out_cupy is not None else out_torch
-    diff = (max(float(np.max(np.abs(got[o].astype(np.float64) - ref[o]))) for o in p.outputs)
-            if ref is not None else None)
+    t_cupy, first_cupy, out_cupy = timed(_chain_call(p, images, "cupy", border), repeats)
+    t_torch, first_torch, out_torch = timed(_chain_call(p, images, "torch", border), repeats)
+    diff = largest_difference(got, out_cupy if out_cupy is not None else out_torch)
     return {"row": p.name, "ops/pixel": p.ops, "kalg MP/s": mp / t_kalg,
             "CuPy MP/s": mp / t_cupy if t_cupy else None,
             "PyTorch MP/s": mp / t_torch if t_torch else None,
@@ -307,15 +299,16 @@ def measure(p: PreparedPipeline, directory: Path, repeats: int = 10,
             "schedule": p.schedule}
 
 
-def _timed_chain(p: PreparedPipeline, images: list[np.ndarray], name: str, border: Border,
-                 repeats: int) -> tuple[float | None, float | None, dict | None]:
-    """(median seconds, first call seconds, outputs as float64 numpy) of the chain on device
-    arrays, or Nones where the library (or its border) is missing."""
+def _chain_call(p: PreparedPipeline, images: list[np.ndarray], name: str, border: Border,
+                ) -> tuple | None:
+    """The chain with CuPy's or PyTorch's calls on device arrays as (run, sync, fetch) for
+    `bench.timed` (fetch: the outputs as float64 numpy), or None where the library (or a pad
+    mode for the border) is missing."""
     if name == "cupy":
         try:
             import cupy as xp
         except ImportError:
-            return None, None, None
+            return None
         library: dict | None = cupy_library(border)
         xs = [xp.asarray(a) for a in images]
 
@@ -327,22 +320,15 @@ def _timed_chain(p: PreparedPipeline, images: list[np.ndarray], name: str, borde
     else:
         library = torch_library(border)
         if library is None:
-            return None, None, None
+            return None
         import torch
         xs = [torch.from_numpy(a).cuda() for a in images]
         sync = torch.cuda.synchronize
 
         def host(a: Any) -> np.ndarray:
             return np.broadcast_to(a.cpu().numpy(), images[0].shape).astype(np.float64)
-
-    def run() -> dict:
-        out = chain(p, xs, library)
-        sync()
-        return out
-    start = time.perf_counter()
-    out = run()
-    first = time.perf_counter() - start
-    return median_seconds(run, repeats), first, {k: host(v) for k, v in out.items()}
+    return (lambda: chain(p, xs, library), sync,
+            lambda out: {k: host(v) for k, v in out.items()})
 
 
 COLUMNS = ("row", "ops/pixel", "kalg MP/s", "CuPy MP/s", "PyTorch MP/s", "vs CuPy",
