@@ -65,6 +65,14 @@ class CudaPipeline:
         for b, _ in buffers[len(images):]:
             self.host("device_sync", b)
 
+    def run_cupy(self, planes: list, dtype: object) -> list:
+        """The pipeline on CuPy `planes` (C-contiguous, of one shape), used in place: its
+        outputs as new CuPy arrays of that shape and `dtype`."""
+        import cupy  # present: the planes are its arrays
+        outs = [cupy.empty(planes[0].shape, dtype) for _ in range(self.outputs)]
+        self.run_device([pointer(p) for p in planes], [pointer(o) for o in outs])
+        return outs
+
     def resident(self, images: list[np.ndarray], outs: list[np.ndarray]) -> Resident:
         return Resident(self, images, outs)
 

@@ -19,7 +19,7 @@ from kalg.targets.cpu.borders import Border, parse_border
 from kalg.targets.cpu.graph_plan import GraphPlan
 from kalg.targets.cpu.pipelines import CpuPipeline, plan_pipeline
 from kalg.targets.cuda.device import Device, require
-from kalg.targets.cuda.library import CudaPipeline, on_device, pointer
+from kalg.targets.cuda.library import CudaPipeline, on_device
 
 SCHEDULE = "gpu"
 """The name the one GPU schedule is known by (in messages and the cache key)."""
@@ -58,10 +58,7 @@ class CudaGraphPipeline(CpuPipeline):
             return super().__call__(image, border)
         b = self.border if border is None else parse_border(border)
         self.compiled(b)
-        planes = self._device_planes(image)
-        import cupy  # present: the image is one of its arrays
-        outs = [cupy.empty(planes[0].shape, cupy.float32) for _ in self.graph.outputs]
-        self.pipelines[b].run_device([pointer(p) for p in planes], [pointer(o) for o in outs])
+        outs = self.pipelines[b].run_cupy(self._device_planes(image), "float32")
         return outs[0] if len(outs) == 1 else dict(zip(self.graph.outputs, outs, strict=True))
 
     def _device_planes(self, image: Any) -> list[Any]:

@@ -25,7 +25,7 @@ from kalg.targets.cpu.runner import (
     plan_definition,
 )
 from kalg.targets.cuda.device import Device, require
-from kalg.targets.cuda.library import CudaPipeline, on_device, pointer
+from kalg.targets.cuda.library import CudaPipeline, on_device
 
 
 class CudaFilter(CpuFilter):
@@ -62,10 +62,8 @@ class CudaFilter(CpuFilter):
         b = self.border if border is None else _border(border)
         self.compiled(b)
         planes = self._device_planes(image)
-        import cupy  # present: the image is one of its arrays
-        outs = [cupy.empty(planes[0].shape, planes[0].dtype) for _ in self.plan.outputs]
-        self.pipelines[b].run_device([pointer(p) for p in planes], [pointer(o) for o in outs])
-        result = [o.view(cupy.bool_) for o in outs] if self.boolean else outs
+        outs = self.pipelines[b].run_cupy(planes, planes[0].dtype)
+        result = [o.view(bool) for o in outs] if self.boolean else outs
         return result[0] if len(result) == 1 else dict(zip(self.plan.outputs, result,
                                                            strict=True))
 
