@@ -310,15 +310,20 @@ def build_pipeline(definition: Any, border: Border | str | None = None,
     if definition.pipeline.fixpoints():  # parts realised again and again
         return FixpointPipeline(definition.pipeline, border or definition.pipeline.border,
                                 schedule)
-    try:
-        plan = plan_graph(definition.pipeline)
-    except KalgSemanticError as err:
-        raise KalgSemanticError(f"'{definition.name}': {err.message}",
-                                err.span or definition.span, err.hint) from None
-    f = CpuPipeline(plan, border or definition.pipeline.border, schedule)
+    f = CpuPipeline(plan_pipeline(definition), border or definition.pipeline.border, schedule)
     f.search_seconds = time.perf_counter() - start
     return f
 
 
+def plan_pipeline(definition: Any, limits: Any = None) -> GraphPlan:
+    """The verified plan of a `pipeline` definition's graph (`graph_plan.plan_graph`, under
+    `limits` or its defaults), a semantic error located at the definition. No Halide."""
+    try:
+        return plan_graph(definition.pipeline, *(() if limits is None else (limits,)))
+    except KalgSemanticError as err:
+        raise KalgSemanticError(f"'{definition.name}': {err.message}",
+                                err.span or definition.span, err.hint) from None
+
+
 __all__ = ["SEARCH", "CpuPipeline", "FixpointPipeline", "PipelineCall", "build_graph",
-           "build_pipeline", "schedule_key", "tolerance"]
+           "build_pipeline", "plan_pipeline", "schedule_key", "tolerance"]

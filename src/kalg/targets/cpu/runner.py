@@ -235,11 +235,11 @@ def plan_definition(definition: frontend.Definition) -> CpuPlan:
 
 def refuse_pipeline(definition: frontend.Definition) -> None:
     """A pipeline has no plan of kernels (its outputs are images): a located error for the
-    paths that take kernels and filters only (the cuda target, a standalone module)."""
+    paths that take kernels and filters only (a standalone module, a filter's plan)."""
     if definition.pipeline is not None:
         raise KalgSemanticError(
-            f"'{definition.name}' is a pipeline: it runs on the cpu target only (kalg run, "
-            "kalg.compile(..., target='cpu')), not as a kernel or filter", definition.span)
+            f"'{definition.name}' is a pipeline: it runs as one (kalg run, kalg.compile(..., "
+            "target='cpu' or 'cuda')), not as a kernel or filter", definition.span)
 
 
 def exact_values(definition: frontend.Definition,
