@@ -650,7 +650,7 @@ class GraphLowering:
         extra = [] if bounds is None else [bounds]
         match mode:
             case "constant":
-                return bc.constant_exterior(source, *extra, hl.f32(self.border.value))
+                return bc.constant_exterior(source, hl.f32(self.border.value), *extra)
             case "replicate":
                 return bc.repeat_edge(source, *extra)
             case "reflect":
