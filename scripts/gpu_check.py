@@ -45,7 +45,12 @@ def prepare(directory: Path, capability: tuple[int, int]) -> int:
     for path in sorted(Path("examples").glob("*.kalg")):
         print(f"prepare: {path}", file=sys.stderr, flush=True)
         try:
-            if load_definition(str(path)).pipeline is not None:
+            graph = load_definition(str(path)).pipeline
+            if graph is not None and graph.fixpoints():  # one library per pipeline: no loop
+                skipped.append(f"{path.name}: a fixpoint (parts looped on the host; "
+                               "`kalg run --target cuda` runs it, this script does not)")
+                continue
+            if graph is not None:
                 pipelines.append(bench_pipelines.prepare(path, directory, capability))
                 continue
             examples.append(bench.prepare(path.stem, str(path), "example", directory,

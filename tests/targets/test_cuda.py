@@ -15,8 +15,10 @@ import pytest
 import kalg
 from kalg import targets
 from kalg.cli import main
+from kalg.dataflow.fixpoint import parts
 from kalg.targets.cpu import halide
 from kalg.targets.cpu.borders import Border
+from kalg.targets.cpu.graph_plan import plan_graph
 from kalg.targets.cpu.pipelines import CpuPipeline, plan_pipeline
 from kalg.targets.cpu.runner import CpuFilter, correlate, load_definition, plan_definition
 from kalg.targets.cuda import device
@@ -46,14 +48,25 @@ def test_cuda_is_a_target_plug_in_of_the_cpu_plans():
     assert cuda.cost() is not None and cuda.lower is not None
 
 
+def _plans(path: Path) -> list:
+    """The plans the cuda target compiles for an example: its plan, or for a pipeline with a
+    fixpoint the plans of its parts (`dataflow.fixpoint.parts`)."""
+    graph = load_definition(path).pipeline
+    if graph is None or not graph.fixpoints():
+        return [_plan(path)]
+    return [plan_graph(g) for g in parts(graph)]
+
+
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
 def test_every_example_compiles_to_a_cuda_object(path, tmp_path):
-    plan = _plan(path)  # kernels, filters, banks, layers and pipelines alike
-    obj = tmp_path / "pipeline.o"
-    note = halide.compile_cuda(plan, Border("replicate"), {"object": obj}, "f", runtime=False)
-    code = obj.read_bytes()
-    assert b".target sm_" in code and b".entry" in code  # a CUDA kernel (PTX) in the object
-    assert "tiles of" in note
+    # kernels, filters, banks, layers and pipelines alike (a fixpoint's parts each)
+    for k, plan in enumerate(_plans(path)):
+        obj = tmp_path / f"pipeline{k}.o"
+        note = halide.compile_cuda(plan, Border("replicate"), {"object": obj}, "f",
+                                   runtime=False)
+        code = obj.read_bytes()
+        assert b".target sm_" in code and b".entry" in code  # a CUDA kernel (PTX) in it
+        assert "tiles of" in note
 
 
 STRIPPED = ["gauss5", "sobel_xy", "box7", "chamfer", "cnn_layer", "colour_edges", "laplacian"]
@@ -208,6 +221,32 @@ def test_optimize_for_cuda_of_a_pipeline_prints_its_gpu_schedule_not_the_cpu_tex
     assert "linear blocks verified: exactly" in out
 
 
+def test_optimize_for_cuda_of_a_pipeline_with_a_fixpoint_prints_its_parts(capsys, tmp_path):
+    # Regression: `kalg optimize examples/canny.kalg --target cuda` ended in a KeyError
+    # traceback ('loop': the fixpoint's body lowered as one pipeline)
+    assert main(["optimize", "examples/canny.kalg", "--target", "cuda"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# canny: cuda pipeline with a fixpoint, 3 fused parts")
+    assert out.count("GPU schedule: tiles of 32x8 threads") == 3
+    assert main(["optimize", "examples/canny.kalg", "--target", "cuda", "-o",
+                 str(tmp_path / "c.a")]) == 2
+    assert "kalg run --target cuda" in capsys.readouterr().err
+
+
+def test_a_pipeline_with_a_fixpoint_on_cuda_runs_as_cuda_parts(monkeypatch):
+    # with a device (faked: nothing runs), each part of the split is a cuda pipeline of the
+    # part's verified plan; the loop around the body runs on the host
+    from kalg.targets.cuda import pipelines
+    fake = device.Device("test device", (9, 0))
+    monkeypatch.setattr(device, "probe", lambda: fake)
+    f = kalg.compile("examples/canny.kalg", target="cuda").program
+    assert isinstance(f, pipelines.CudaFixpointPipeline)
+    graphs = [g.describe() for g in parts(f.graph)]
+    assert [p.plan.graph.describe() for p in (f.before, f.body, f.after)] == graphs
+    assert all(isinstance(p, pipelines.CudaGraphPipeline) and p.device == fake
+               for p in (f.before, f.body, f.after))
+
+
 def test_optimize_writes_a_pipelines_cuda_object_and_header(tmp_path, capsys):
     out = tmp_path / "dog.o"
     assert main(["optimize", "examples/dog.kalg", "--target", "cuda", "-o", str(out)]) == 0
@@ -288,7 +327,9 @@ def test_the_gpu_scripts_chains_equal_the_reference_on_every_pipeline_example():
     from kalg.dataflow import reference
     from kalg.targets.cuda import bench_pipelines as bp
     rng = np.random.default_rng(8)
-    pipelines = [p for p in EXAMPLES if load_definition(p).pipeline is not None]
+    # (a pipeline with a fixpoint is not in the script: its parts loop on the host)
+    pipelines = [p for p in EXAMPLES if load_definition(p).pipeline is not None
+                 and not load_definition(p).pipeline.fixpoints()]
     assert len(pipelines) >= 5
     for path in pipelines:
         graph = load_definition(path).pipeline

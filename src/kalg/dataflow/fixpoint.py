@@ -76,4 +76,13 @@ def _after(graph: Graph, f: int, inside: set[int]) -> Graph:
     return Graph(graph.name, (*graph.inputs, name), tuple(b.nodes), outputs, graph.border)
 
 
-__all__ = ["Split", "split"]
+def parts(graph: Graph) -> list[Graph]:
+    """The graphs without a fixpoint that a target compiles for `graph`, in the order they
+    first run (`graph` itself when it has no fixpoint)."""
+    if not graph.fixpoints():
+        return [graph]
+    cut = split(graph)
+    return [*parts(cut.before), *parts(cut.body), *parts(cut.after)]
+
+
+__all__ = ["Split", "parts", "split"]

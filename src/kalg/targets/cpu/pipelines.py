@@ -219,15 +219,18 @@ def _schedule_path(plan: GraphPlan, border: Border):
 
 # ----------------------------------------------------------------------------- fixpoints
 class FixpointPipeline(PipelineCall):
-    """`f(image, border=None)` as `CpuPipeline`'s, for a graph with fixpoints."""
+    """`f(image, border=None)` as `CpuPipeline`'s, for a graph with fixpoints: its parts
+    (`dataflow.fixpoint.split`) each a pipeline of the target (`_part`), the body run until
+    its output equals its input, the whole checked against the reference on first use."""
+
+    TARGET = "cpu"
 
     def __init__(self, graph: Graph, border: Border | str, schedule: str | None = None) -> None:
         self.graph, self.name = graph, graph.name
         self.border = border if isinstance(border, Border) else parse_border(border)
         self.cut = split(graph)
-        self.before = CpuPipeline(plan_graph(self.cut.before), self.border, schedule)
-        self.body = CpuPipeline(plan_graph(self.cut.body), self.border, schedule)
-        self.after = build_graph(self.cut.after, self.border, schedule)
+        self.before, self.body, self.after = (
+            self._part(g, schedule) for g in (self.cut.before, self.cut.body, self.cut.after))
         self.plan = plan_graph(graph)
         self.search_seconds = 0.0
         self.compile_seconds: dict[Border, float] = {}
@@ -235,6 +238,10 @@ class FixpointPipeline(PipelineCall):
         self.iterations = 0
         """Iterations of the body in the last run."""
         self._checked: set[Border] = set()
+
+    def _part(self, graph: Graph, schedule: str | None) -> Any:
+        """The pipeline of one part (a target's: the cpu's here); a part may hold fixpoints."""
+        return build_graph(graph, self.border, schedule)
 
     def _planes(self, image: Any) -> list[np.ndarray]:
         return self.before._planes(image)  # the same inputs
@@ -274,7 +281,8 @@ class FixpointPipeline(PipelineCall):
             for name, out in zip(self.outputs, got, strict=True):
                 if not np.all(np.abs(out - want[name]) <= tolerance(want[name], single[name])):
                     raise VerificationError(
-                        f"the cpu pipeline '{self.name}' with its fixpoint differs from the "
+                        f"the {self.TARGET} pipeline '{self.name}' with its fixpoint differs from "
+                        "the "
                         f"reference for output {name} ({shape[0]}x{shape[1]} image, border "
                         f"{border})", self.plan.describe())
 
@@ -285,7 +293,8 @@ class FixpointPipeline(PipelineCall):
             self._run(planes, border, schedule)
         except KalgError:
             return
-        raise VerificationError(f"the cpu pipeline '{self.name}' reached a fixpoint where the "
+        raise VerificationError(f"the {self.TARGET} pipeline '{self.name}' reached a fixpoint "
+                                "where the "
                                 f"reference reaches none within the bound ({shape[0]}x"
                                 f"{shape[1]} image, border {border})", self.plan.describe())
 

@@ -36,6 +36,8 @@ def optimize(text: str, path: str, settings: Any, output: str | None = None) -> 
         return cpu.optimize(text, path, settings)  # the front end, or the cpu's usage error
     if _loaded(text, path, settings).pipeline is not None:
         definition = _definition(text, path, settings)
+        if definition.pipeline.fixpoints():
+            return _fixpoint_parts(definition, output)
         return _artefact(definition, cpu.pipeline_plan_for(definition, settings), output)
     if suffix is None or settings.emit is not Stage.DECOMPOSITION:
         r = cpu.optimize(text, path, settings)
@@ -89,6 +91,35 @@ def _artefact(definition: Any, plan: Any, output: str | None) -> Any:
                  f"# plan: {plan.ops()} ops/pixel, verified {verified}\n")
     return Result(Stage.DECOMPOSITION, described, {"ops/pixel": plan.ops(), "schedule": note},
                   definition=definition, verified=True, files=(str(target), str(header)))
+
+
+def _fixpoint_parts(definition: Any, output: str | None) -> Any:
+    """A pipeline with a fixpoint: its parts' plans under the GPU schedule (each part one fused
+    cuda pipeline, the body's run until its output stops changing). No artefact: one library
+    holds one pipeline, and the loop runs on the host (UsageError for -o)."""
+    from kalg.dataflow.fixpoint import parts
+    from kalg.results import Result
+    from kalg.targets.cpu import halide  # the only module that imports Halide
+    from kalg.targets.cpu.borders import DEFAULT, parse_border
+    from kalg.targets.cpu.graph_plan import plan_graph
+
+    graph = definition.pipeline
+    if output is not None:
+        raise UsageError(f"pipeline '{definition.name}' has a fixpoint: it runs as several cuda "
+                         "pipelines, the iteration's called until nothing changes, which one "
+                         "library cannot hold; run it with `kalg run --target cuda` or "
+                         "kalg.compile(..., target=\"cuda\")")
+    border = parse_border(graph.border) if graph.border else DEFAULT
+    plans = [plan_graph(g) for g in parts(graph)]
+    notes = [halide.gpu_graph_pipeline(p, border)[2] for p in plans]
+    text = (f"# {definition.name}: cuda pipeline with a fixpoint, {len(plans)} fused parts "
+            f"(before, the iteration run until its output stops changing, after), border "
+            f"{border}; lowered to CUDA by Halide (kalg.targets.cuda)\n"
+            + "".join(f"# part {k}: {p.ops()} ops/pixel; GPU schedule: {note}\n"
+                      for k, (p, note) in enumerate(zip(plans, notes, strict=True)))
+            + "".join(p.describe() + "\n" for p in plans))
+    return Result(Stage.DECOMPOSITION, text, {"parts": len(plans), "schedule": notes},
+                  definition=definition, verified=all(p.linear.verified for p in plans))
 
 
 def compile(text: str, path: str, settings: Any, **options: Any) -> Any:

@@ -14,10 +14,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from kalg.dataflow.graph import Graph
 from kalg.diagnostics import KalgError
 from kalg.targets.cpu.borders import Border, parse_border
-from kalg.targets.cpu.graph_plan import GraphPlan
-from kalg.targets.cpu.pipelines import CpuPipeline, plan_pipeline
+from kalg.targets.cpu.graph_plan import GraphPlan, plan_graph
+from kalg.targets.cpu.pipelines import CpuPipeline, FixpointPipeline, plan_pipeline
 from kalg.targets.cuda.device import Device, require
 from kalg.targets.cuda.library import CudaPipeline, on_device
 
@@ -82,16 +83,42 @@ class CudaGraphPipeline(CpuPipeline):
         return [cupy.ascontiguousarray(p, dtype=cupy.float32) for p in planes]
 
 
+class CudaFixpointPipeline(FixpointPipeline):
+    """A pipeline with fixpoints on CUDA device 0 (numpy arrays): each part a cuda pipeline,
+    the body's output compared with its input on the host after every iteration."""
+
+    TARGET = "cuda"
+
+    def __init__(self, graph: Graph, border: Border | str, device: Device) -> None:
+        self.device = device
+        super().__init__(graph, border, SCHEDULE)
+
+    def _part(self, graph: Graph, schedule: str | None) -> Any:
+        return build_graph(graph, self.border, self.device)
+
+
+def build_graph(graph: Graph, border: Border, device: Device,
+                ) -> CudaGraphPipeline | CudaFixpointPipeline:
+    """The cuda pipeline of `graph`: one fused pipeline, or its parts around a fixpoint."""
+    if graph.fixpoints():
+        return CudaFixpointPipeline(graph, border, device)
+    return CudaGraphPipeline(plan_graph(graph), border, device)
+
+
 def build_pipeline(definition: Any, border: Border | str | None = None,
-                   device: Device | None = None) -> CudaGraphPipeline:
+                   device: Device | None = None) -> CudaGraphPipeline | CudaFixpointPipeline:
     """The cuda pipeline of a `pipeline` definition (a `frontend.Definition`); `border`
     defaults to the definition's setting, else replicate. The device is asked for before the
     search (NoCudaDevice)."""
     found = device or require()
     start = time.perf_counter()
-    f = CudaGraphPipeline(plan_pipeline(definition), border or definition.pipeline.border, found)
+    given = border or definition.pipeline.border
+    if definition.pipeline.fixpoints():  # parts run again and again
+        return CudaFixpointPipeline(definition.pipeline, given, found)
+    f = CudaGraphPipeline(plan_pipeline(definition), given, found)
     f.search_seconds = time.perf_counter() - start
     return f
 
 
-__all__ = ["SCHEDULE", "CudaGraphPipeline", "build_pipeline"]
+__all__ = ["SCHEDULE", "CudaFixpointPipeline", "CudaGraphPipeline", "build_graph",
+           "build_pipeline"]
