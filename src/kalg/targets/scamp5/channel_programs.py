@@ -42,7 +42,14 @@ from kalg.targets.scamp5.machine.symbolic import verify_exact_channels
 from kalg.targets.scamp5.optimize import optimize
 from kalg.targets.scamp5.optimize_channels import channel_terms
 from kalg.targets.scamp5.programs import SCREEN, best_program
-from kalg.targets.scamp5.sources import CLEARED, MATRIX, direct_candidates
+from kalg.targets.scamp5.sources import (
+    CLEARED,
+    DIRECT,
+    EGRAPH,
+    EGRAPH_VARIANTS,
+    MATRIX,
+    assemble,
+)
 
 
 def shortest_program(definition: frontend.Definition, registers: tuple[str, ...],
@@ -341,11 +348,9 @@ class _ChannelStages:
                                        for name, d in self.candidates[-kernel].items()}
         if kernel not in self.candidates:
             optimized = optimize({"k": kernel}, options)
-            self.candidates[kernel] = {"e-graph": optimized.decomposition,
-                                       "e-graph variants": optimized.applied}
-        found = dict(self.candidates[kernel])
-        found.update(direct_candidates({"k": kernel}))
-        return found
+            self.candidates[kernel] = assemble({"k": kernel}, optimized, (EGRAPH,
+                                                                         EGRAPH_VARIANTS))
+        return {**self.candidates[kernel], **assemble({"k": kernel}, None, DIRECT)}
 
 
 def _negated(decomposition: Decomposition) -> Decomposition:
