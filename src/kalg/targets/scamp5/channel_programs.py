@@ -48,6 +48,9 @@ from kalg.targets.scamp5.sources import (
     EGRAPH,
     EGRAPH_VARIANTS,
     MATRIX,
+    MIXED,
+    MIXES,
+    STAGED,
     assemble,
 )
 
@@ -161,9 +164,6 @@ def _shortest(definition: frontend.Definition, registers: tuple[str, ...],
     return None if program is None else (program, winner)
 
 
-MIXED = "one mix of the inputs, then the filter on it"
-
-
 def _mixed_program(definition: frontend.Definition, registers: tuple[str, ...],
                    inputs: tuple[str, ...], ops: str, settings: Settings, deadline: Deadline,
                    clock: Clock, bound: int | None = None) -> list[Instr] | None:
@@ -198,9 +198,6 @@ def _mixed_program(definition: frontend.Definition, registers: tuple[str, ...],
     program = [*mixing, *program]
     verify_exact_channels(program, definition.channels, inputs)
     return program
-
-
-MIXES = "each output's mix of the inputs, then its kernel on it"
 
 
 def _mixes_program(definition: frontend.Definition, registers: tuple[str, ...],
@@ -247,10 +244,6 @@ def _mixes_program(definition: frontend.Definition, registers: tuple[str, ...],
         program += [*_integer_mix(mix, place), *stage]
     verify_exact_channels(program, definition.channels, inputs)
     return program
-
-
-STAGED = ("each output's kernels on its inputs from one e-graph per channel, summed or "
-          "their common factor applied to their mix")
 
 
 def _staged_program(definition: frontend.Definition, registers: tuple[str, ...],

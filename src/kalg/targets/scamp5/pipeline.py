@@ -349,7 +349,7 @@ def _compile_layer(definition: frontend.Definition, path: str | Path, settings: 
                                                               verify_shape)
     clock.lap("layer")
     stats = _program_stats(program, registers, ops) | {
-        "programs": len(readouts), "candidate": "layer",
+        "programs": len(readouts), "candidate": sources.LAYER,
         "seconds": {stage: round(s, 3) for stage, s in clock.laps.items()}}
     header = _header(definition, path, ops, registers, " ".join(inputs), target_name)
     header[0] = (f"layer: {definition.name} (from {Path(path).name}), {len(readouts)} programs "

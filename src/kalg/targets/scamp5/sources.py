@@ -42,6 +42,11 @@ REVERSE = "outputs built backwards"
 ONE_AT_A_TIME = "outputs one at a time"
 LAST_IN_PLACE = "last output in place"
 CLEARED = "every output zero: its register cleared"
+MIXED = "one mix of the inputs, then the filter on it"
+MIXES = "each output's mix of the inputs, then its kernel on it"
+STAGED = ("each output's kernels on its inputs from one e-graph per channel, summed or "
+          "their common factor applied to their mix")
+LAYER = "layer"
 
 
 Build = Callable[[dict[str, "Kernel"], "Optimized | None"], "Decomposition | None"]
@@ -116,6 +121,10 @@ SOURCES: dict[str, Source] = {
     LAST_IN_PLACE: Source("program", "constant-matrix program, the last output made in place "
                                      "from the others"),
     CLEARED: Source("program"),
+    MIXED: Source("program"),
+    MIXES: Source("program"),
+    STAGED: Source("program"),
+    LAYER: Source("program", "a layer: its groups' programs in sequence, each its own compile"),
 }
 
 
