@@ -40,6 +40,7 @@ from kalg.targets.scamp5 import codegen
 from kalg.targets.scamp5.codegen.opset import as_op_set_all
 from kalg.targets.scamp5.machine.isa import Instr, bus_steps, outside_op_set
 from kalg.targets.scamp5.machine.symbolic import verify_exact
+from kalg.targets.scamp5.registers import rung
 
 SCREEN = codegen.QUICK
 """Code generation limits every candidate gets first (a fraction of a second each)."""
@@ -109,8 +110,9 @@ class Resources:
         required = self.required()
         mine = [r for r in self.universe if r in self.registers and r not in required]
         spare = [r for r in self.universe if r not in required]
-        free = spare[: size - len(required)]
-        return required + tuple(free), dict(zip(free, mine, strict=False))
+        file = rung(required, spare, size)
+        free = file[len(required):]
+        return file, dict(zip(free, mine, strict=False))
 
 
 @dataclass(frozen=True)
