@@ -47,3 +47,15 @@ def test_the_channel_constructions_and_layers_are_registered_sources():
 
     for name in (channel_programs.MIXED, channel_programs.MIXES, channel_programs.STAGED, LAYER):
         assert SOURCES[name].kind == "program"
+
+
+def test_a_channel_filters_program_and_a_cleared_program_name_their_source():
+    from kalg.targets.scamp5.pipeline import Settings, compile_text
+
+    head = "target scamp5 { registers: A..F, input: A B }\n"
+    mixed = compile_text(head + "kernel one = [1]\nfilter f = [C: one * A - one * B]\n",
+                         "f.kalg", Settings())
+    assert mixed.stats["provenance"] == provenance(mixed.stats["candidate"], {})
+    zero = compile_text("target scamp5 { registers: A..F, input: A }\n"
+                        "filter z = [B: [0]]\n", "z.kalg", Settings())
+    assert zero.stats["provenance"] == provenance(zero.stats["candidate"], {})

@@ -19,9 +19,7 @@ from kalg.diagnostics import (
     KalgSemanticError,
     RegisterPressureError,
     ResourceLimitError,
-    UsageError,
 )
-from kalg.frontend.target import WIDE
 from kalg.settings import Deadline, Settings
 from kalg.targets.scamp5 import codegen, portfolio
 from kalg.targets.scamp5.candidates import search, search_options
@@ -115,35 +113,6 @@ def _as_op_set_all(found: tuple[list[Instr], str], definition: frontend.Definiti
         return None
     verify_exact_channels(program, definition.channels, inputs)
     return program, winner
-
-
-def check_budget(definition: frontend.Definition, registers: tuple[str, ...],
-                 universe: tuple[str, ...], target_name: str, settings: Settings) -> None:
-    """Refuse what cannot be compiled for a filter over several inputs, before any search:
-    `--input` (it moves the one input of a kernel; these inputs are the target block's), a
-    register budget without the inputs and outputs, or registers the target does not have.
-    UsageError (exit 2): the file's own block is checked by the front end, so only the
-    command line can cause these."""
-    inputs = definition.inputs
-    if settings.input is not None and settings.input != inputs[0]:
-        raise UsageError(
-            f"'{definition.name}' reads the inputs {' '.join(inputs)} (the target block's "
-            f"'input:'), so --input {settings.input} has nothing to move",
-            hint="leave out --input; list the inputs in the target block, e.g. "
-                 f"'input: {' '.join(inputs)}'")
-    if unknown := [r for r in registers if r not in universe]:
-        raise UsageError(f"register(s) {', '.join(unknown)} are not registers of target "
-                         f"{target_name} ({universe[0]}..{universe[-1]})",
-                         hint=None if target_name == WIDE else
-                         f"use a subset of them, or '--target {WIDE}' for a hypothetical wider "
-                         "register file (in simulation only)")
-    missing = {"output": [o for o in definition.channels if o not in registers],
-               "input": [c for c in inputs if c not in registers]}
-    if said := [f"{', '.join(regs)} {f'is an {role}' if len(regs) == 1 else f'are {role}s'} "
-                f"of '{definition.name}'" for role, regs in missing.items() if regs]:
-        raise UsageError(f"the register budget {' '.join(registers)} must hold every input and "
-                         f"output: {'; '.join(said)}", hint="add them to --registers")
-
 
 
 def _shortest(definition: frontend.Definition, registers: tuple[str, ...],
