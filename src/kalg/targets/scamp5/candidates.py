@@ -127,14 +127,18 @@ of several planes."""
 
 
 CHAIN_WIDTH = 3
+"""A factor of at most this many taps is a short sum: what one three-operand add (op set all)
+sums once its shifted copies are in place, so a chain of such factors costs a few instructions
+per factor. Longer factors group the kernel's row sums as the separable split does, in more
+values (`large_candidates`)."""
 
 
 def large_candidates(outputs: dict) -> dict[str, Decomposition] | None:
     """The direct candidates of a large kernel (`LARGE_TAPS`), or None for the full search.
-    When the kernel is separable, the factor chain is offered only if its factors are small
-    sums (at most `CHAIN_WIDTH` taps, as the binomial Gaussian's 1 + x): a chain of long factors
-    (a box's cyclotomic factors) groups the same row sums differently and took 12 s to screen
-    on a 21x21 box for 48 instructions, where row-then-column took 4 s for 28."""
+    When the kernel is separable, the factor chain is offered only if its factors are short
+    sums (`CHAIN_WIDTH`): a chain of long factors (a flat row's cyclotomic factors) groups the
+    same row sums as row-then-column does, in more values, so it screens slower for a longer
+    program."""
     if max(len(k.trimmed()) for k in outputs.values()) <= LARGE_TAPS:
         return None
     built = assemble(outputs, None, LARGE)
@@ -142,12 +146,13 @@ def large_candidates(outputs: dict) -> dict[str, Decomposition] | None:
     widths = [w for k in outputs.values() for w in chain_widths(k)]
     kept = set()
     if chain is not None and (split is None or max(widths) <= CHAIN_WIDTH):
-        # both orders of halving: neither is shorter on every kernel (LoG 9x9: 33 halving
-        # after each factor, 37 halving first; binomial Gaussians: halving first)
+        # both orders of halving: neither is shorter on every kernel (halving first keeps
+        # values small and shares the outputs' common factors; halving after each factor
+        # leaves the sums integer longer)
         kept |= {FACTOR_CHAIN, FACTOR_CHAIN_HALVING_FIRST}
     if split is not None:
         kept.add(SEPARABLE)
-        if FACTOR_CHAIN not in kept:  # the chain of small factors wins there (Gaussians)
+        if FACTOR_CHAIN not in kept:  # a chain of short factors already splits both axes
             kept.add(SEPARABLE_COLUMN_FIRST)
     if not kept:
         return None

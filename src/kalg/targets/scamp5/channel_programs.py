@@ -173,7 +173,7 @@ def _mixes_program(definition: frontend.Definition, registers: tuple[str, ...],
                    inputs: tuple[str, ...], ops: str, settings: Settings, deadline: Deadline,
                    clock: Clock, bound: int | None = None) -> list[Instr] | None:
     """For a filter of several outputs, each applying one kernel to ITS OWN integer mix of the
-    inputs (`channels.common_mix` per output; frame_pair: smooth * (A - B), sobel * (A + B)):
+    inputs (`channels.common_mix` per output; e.g. s * (A - B) and t * (A + B)):
     the outputs one after another, the one with most taps last. Each output's mix is written
     by adds and subtractions into a register that holds no input and no output made, then the
     output's kernel is compiled on it (`candidates.search`, `choose_program`) with the registers not

@@ -88,7 +88,7 @@ def _choose(candidates: dict[str, dict[str, Decomposition]], outputs: dict,
             found = (program, winner)
         except RegisterPressureError as err:
             pressure = err
-        except MemoryError:  # the search's, within KALG_MEMORY_MIB (a random 7x7 kernel)
+        except MemoryError:  # the search's, within KALG_MEMORY_MIB (dense kernels of many taps)
             pressure = ResourceLimitError(MEMORY)
             stop = f"{MEMORY}: the program is the best of the filter's own constructions"
         except ResourceLimitError as err:  # --timeout before any program: the filter's own
