@@ -2,11 +2,15 @@
 provenance and `kalg bench`'s "won by" call it), whether it yields a decomposition that the code
 generator realises or builds programs itself, and how it makes them, in words.
 
-The stages that assemble candidates (`candidates`, `filters`, `channel_programs`, `pipeline`'s
-exact searches) name them by the constants below, and `provenance` reads the registry, so a
-source is described once. The e-graph's own candidates carry the rules on their path
-(`optimize.Optimized.provenance`). Still to come (issue 25, item 2): the decomposition sources
-seeding the e-graph as equalities with the literal, so that extraction picks among them.
+A decomposition source carries its construction, and `assemble` is the one place candidate
+decompositions are put together: a scope (`KERNEL`, `STAGE`, `DIRECT`, `LARGE`) names the
+sources a stage offers, in the order ties are broken. Program sources (the filters' and channel
+filters' own constructions, the exact searches) are run by their stage, with its budget and the
+bound of the best program so far, and named by the constants below. `provenance` reads the
+registry, so a source is described once; the e-graph's own candidates carry the rules on their
+path (`optimize.Optimized.provenance`). Still to come (issue 25, item 2): the decomposition
+sources seeding the e-graph as equalities with the literal, so that extraction picks among
+them instead of the fixed scopes.
 """
 
 from __future__ import annotations
