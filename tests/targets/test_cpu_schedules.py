@@ -9,12 +9,12 @@ import json
 import numpy as np
 import pytest
 
+from kalg.algebra.kernel import Kernel
 from kalg.diagnostics import VerificationError
 from kalg.targets.cpu import build, halide, schedules
 from kalg.targets.cpu.borders import Border
 from kalg.targets.cpu.plan import forms, plan_outputs, separable_taps
 from kalg.targets.cpu.runner import correlate
-from kalg.algebra.kernel import Kernel
 
 BINOMIAL = "kernel g = [1 2 1; 2 4 2; 1 2 1] / 16\n"
 BORDER = Border("replicate")
@@ -39,8 +39,9 @@ def _plan():
 def test_a_rank_one_kernel_has_the_separable_form_and_a_random_one_does_not():
     plan = _plan()
     assert forms(plan) == ["plan", "direct", "separable"]
-    assert separable_taps(plan)[next(iter(plan.outputs))] == {"scale": 0.0625, "rows": [[-1, 1], [0, 2], [1, 1]],
-                                         "cols": [[-1, 1], [0, 2], [1, 1]]}
+    taps = [[-1, 1], [0, 2], [1, 1]]
+    assert separable_taps(plan)[next(iter(plan.outputs))] == {"scale": 0.0625, "rows": taps,
+                                                              "cols": taps}
     other = plan_outputs({"r": Kernel.from_rows([[1, 2, 0], [0, 1, 3], [2, 0, 1]])})
     assert separable_taps(other) is None
     assert forms(other) == ["plan", "direct"]

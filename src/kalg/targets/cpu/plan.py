@@ -329,8 +329,8 @@ def separable_taps(plan: CpuPlan) -> dict[str, dict] | None:
         if factors is None:
             return None
         rows, cols = factors
-        number = (lambda c: c if isinstance(c, int) else float(c))
-        out[name] = {"scale": number(scale), "rows": rows, "cols": cols}
+        out[name] = {"scale": scale if isinstance(scale, int) else float(scale),
+                     "rows": rows, "cols": cols}
     return out
 
 
@@ -433,5 +433,5 @@ def direct_taps(plan: CpuPlan, force: bool = False) -> dict[str, dict] | None:
             for name, (scale, taps) in forms.items()}
 
 
-__all__ = ["FORMS", "CpuPlan", "direct_taps", "forms", "format_channels", "plan_channels", "plan_data",
-           "plan_outputs", "separable_taps"]
+__all__ = ["FORMS", "CpuPlan", "direct_taps", "format_channels", "forms", "plan_channels",
+           "plan_data", "plan_outputs", "separable_taps"]

@@ -86,8 +86,10 @@ class CpuFilter:
         the choice cached on disk), or the fixed ones (`schedules.FIXED`) where KALG_CPU_SEARCH
         is 0."""
         if border not in self._compiled:
-            from kalg.targets.cpu import halide  # the only module that imports Halide
-            from kalg.targets.cpu import schedules
+            from kalg.targets.cpu import (
+                halide,  # the only module that imports Halide
+                schedules,
+            )
             start = time.perf_counter()
             compiled: dict[tuple, Any] = {}
 
