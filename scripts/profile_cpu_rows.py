@@ -7,7 +7,8 @@ For each row (names as in the bench, by substring): the form and schedule the se
 on the search's image; then on the bench's 3840x2160 image, timed in interleaved rounds, kalg's
 chosen pipeline, OpenCV's call and a memory floor (a fresh output per output filled by one
 copy of the input: the bytes any filter must read and write); and Halide's own profile of the
-chosen pipeline (time per Func, `Profile` target feature, JIT), the Funcs that dominate first.
+chosen pipeline (time per Func, `Profile` target feature, JIT: its last of three runs), the
+Funcs that dominate first.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def _floor(outputs: int):
 
 def _profile(f, choice, image) -> list[str]:
     """Halide's profile of the chosen pipeline on `image`: the report of its last run, Funcs by
-    time (the profiler prints to stderr from C: captured through a temporary file)."""
+    time (the profiler prints from C: captured through a temporary file)."""
     hl = halide.hl
     target = hl.get_host_target().with_feature(hl.TargetFeature.Profile)
     low = halide.Lowering(plan_data(f.plan, choice.form), bench.BORDER.mode, bench.BORDER.value,
@@ -44,17 +45,20 @@ def _profile(f, choice, image) -> list[str]:
     fn = pipeline.compile_to_callable(params, target)
     images = image if isinstance(image, list) else [image]
     outs = [np.empty_like(images[0]) for _ in f.plan.outputs]
-    with tempfile.TemporaryFile(mode="w+") as err:
-        saved = os.dup(2)
-        os.dup2(err.fileno(), 2)
+    sys.stdout.flush()
+    with tempfile.TemporaryFile(mode="w+") as report:  # Halide prints it from C, to fd 1 or 2
+        saved = [os.dup(1), os.dup(2)]
+        os.dup2(report.fileno(), 1)
+        os.dup2(report.fileno(), 2)
         try:
             for _ in range(3):
                 fn(*images, *outs)
         finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-        err.seek(0)
-        text = err.read()
+            for fd, old in zip((1, 2), saved, strict=True):
+                os.dup2(old, fd)
+                os.close(old)
+        report.seek(0)
+        text = report.read()
     last = text[text.rfind(" total time"):]
     lines = [ln.strip() for ln in last.splitlines() if re.search(r"\(\s*\d+\.\d%\)", ln)]
     return sorted(lines, key=lambda ln: -float(re.search(r"\(\s*(\d+\.\d)%\)", ln).group(1)))
