@@ -91,14 +91,16 @@ def search(definition: frontend.Definition, settings: Settings, ops: str,
 
 
 def search_options(ops: str, settings: Settings, deadline: Deadline) -> Options:
-    """Search options; under --timeout, each of the two saturations (algebra, lowering) and
-    the extraction get a quarter of the time left, so that code generation starts in time to
-    find a program (a third each left it nothing, and a random 9x9 kernel with --timeout 1
-    ran 3 s)."""
-    seconds, extraction = settings.time_limit, 3 * settings.time_limit
+    """Search options. Without --time-limit and --timeout no wall-clock cap applies (counts
+    decide, so the program does not depend on the machine's load); under --timeout, each of
+    the two saturations (algebra, lowering) and the extraction get a quarter of the time left,
+    so that code generation starts in time to find a program (a third each left it nothing,
+    and a random 9x9 kernel with --timeout 1 ran 3 s)."""
+    seconds = settings.time_limit
+    extraction = None if seconds is None else 3 * seconds
     if deadline.end is not None:
-        left = max(deadline.left(), 0.1)
-        seconds, extraction = min(seconds, left / 4), min(extraction, left / 4)
+        left = max(deadline.left(), 0.1) / 4
+        seconds, extraction = min(seconds or left, left), min(extraction or left, left)
     limits = engine.SaturationLimits(nodes=settings.node_limit, seconds=seconds)
     included = portfolio.OP_ORDER[: portfolio.OP_ORDER.index(ops)]  # searched too (monotone)
     return Options(op_set=ops, limits=limits, extraction_seconds=extraction, also=included)

@@ -42,7 +42,7 @@ class Options:
     limits: engine.SaturationLimits = field(default_factory=engine.SaturationLimits)
     max_literals: int = 30
     variants: int = 4
-    extraction_seconds: float = 3.0
+    extraction_seconds: float | None = None
     ilp_max_nodes: int = 6_000
     also: tuple[str, ...] = ()
     """Further op sets to extract the lowering e-graph under (`Optimized.extra`): the same
