@@ -76,18 +76,22 @@ class Compiled:
     seconds: float = 0.0
 
 
-def compile_plan(plan: CpuPlan, border: Border) -> Compiled:
-    """The plan as a compiled Halide pipeline with `border`; from the disk cache when there."""
+def compile_plan(plan: CpuPlan, border: Border, form: str = "plan",
+                 schedule: tuple | None = None) -> Compiled:
+    """The plan as a compiled Halide pipeline with `border`, its outputs computed in `form`
+    (`plan.FORMS`) under `schedule` (`Lowering.schedule_cpu`; None: the fixed rule); from the
+    disk cache when there."""
     start = time.perf_counter()
     target = hl.get_host_target()
-    key = _key(plan, border, target)
+    key = _key(plan, border, target, f"form {form} schedule {schedule}")
     path = cache_dir() / f"kalg_{key[:32]}.so" if cache_dir() else None
     arity = len(plan.inputs or (None,)) + len(plan.outputs)
     if path is not None and path.exists():
         run = _load(path, arity)
         if run is not None:
             return Compiled(run, "disk cache", time.perf_counter() - start)
-    pipeline, params = Lowering(plan_data(plan), border.mode, border.value, target).pipeline()
+    pipeline, params = Lowering(plan_data(plan, form), border.mode, border.value, target,
+                                schedule).pipeline()
     if path is not None and (run := _aot(pipeline, params, target, path, arity)):
         return Compiled(run, "compiled (cached on disk)", time.perf_counter() - start)
     jit = pipeline.compile_to_callable(params, target)
@@ -102,6 +106,11 @@ def halide_version() -> str:
         return "unknown"
 
 
+def host_target() -> str:
+    """Halide's host target, as text (what a cached schedule choice is keyed by)."""
+    return str(hl.get_host_target())
+
+
 def cache_dir() -> Path | None:
     """Where compiled pipelines are kept: $KALG_CACHE_DIR, else $XDG_CACHE_HOME/kalg/cpu (default
     ~/.cache/kalg/cpu); None when KALG_CACHE=0."""
@@ -113,10 +122,10 @@ def cache_dir() -> Path | None:
     return Path(base) / "kalg" / "cpu"
 
 
-def _key(plan: CpuPlan, border: Border, target: hl.Target) -> str:
+def _key(plan: CpuPlan, border: Border, target: hl.Target, variant: str = "") -> str:
     lowering = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()  # this module's code
     text = "\n".join([f"kalg {__version__} format {CACHE_FORMAT} halide {halide_version()}",
-                      f"lowering {lowering}",
+                      f"lowering {lowering} {variant}",
                       f"target {target}", f"border {border.mode} {border.value!r}",
                       f"strip {STRIP} window {WINDOW_STRIP}",
                       f"direct {sorted(direct_taps(plan) or ())}", plan.describe()])
@@ -144,10 +153,14 @@ class Lowering:
     """A plan (`plan_data`) and a border as one Halide pipeline (see the module docstring)."""
 
     def __init__(self, data: dict, border_mode: str, border_value: float,
-                 target: hl.Target) -> None:
+                 target: hl.Target, schedule: tuple | None = None) -> None:
         self.values = {int(i): _Value(*v) for i, v in data["values"].items()}
         self.outputs = data["outputs"]
         self.data_direct = data.get("direct", {})  # output -> taps [dx, dy, w] (plan.direct_taps)
+        self.data_separable = data.get("separable") or {}  # output -> rows, cols (separable_taps)
+        self.cpu_schedule = schedule  # (rows, columns, lanes, sliding); None: the fixed rule
+        self.direct_source: hl.Func | None = None
+        self.row_passes: dict[tuple, hl.Func] = {}
         self.semiring = data["semiring"]
         self.border_mode, self.border_value, self.target = border_mode, border_value, target
         self.boolean = self.semiring == "boolean"
@@ -187,8 +200,9 @@ class Lowering:
         every schedule. Only scans place themselves (over their region, before the rest);
         `at_strip` (values read at a move or by several passes) and `column_at` (the column
         windows' recurrences) are left to the schedule (`schedule_cpu`, the cuda one)."""
-        direct = self.data_direct
-        outs = [self._direct(name, direct[name]) if name in direct else self.expr(v)
+        direct, separable = self.data_direct, self.data_separable
+        outs = [self._separable(separable[name]) if name in separable
+                else self._direct(name, direct[name]) if name in direct else self.expr(v)
                 for name, v in self.outputs.items()]
         out = hl.Func("out")
         if self.boolean:  # any non-zero byte is true; outputs are exactly 0 or 1
@@ -199,19 +213,32 @@ class Lowering:
 
     def schedule_cpu(self, out: hl.Func) -> None:
         """Strips of rows in parallel, columns vectorised; `at_strip` and the column windows'
-        blocks computed per strip (their rows in sequence, columns vectorised)."""
-        x, y = self.x, self.y
-        yo, yi = hl.Var("yo"), hl.Var("yi")
-        out.split(y, yo, yi, self.strip(), hl.TailStrategy.GuardWithIf).parallel(yo)
-        out.vectorize(x, self.vec, hl.TailStrategy.GuardWithIf)
+        blocks computed per strip (their rows in sequence, columns vectorised). The schedule
+        given (`cpu_schedule`: rows per strip or 0 for `strip()`, columns per tile or 0 for
+        whole rows, vectors of that many times the natural width, and whether `at_strip` is
+        stored per strip but computed row by row as a sliding window) varies this rule."""
+        rows, cols, lanes, sliding = self.cpu_schedule or (0, 0, 1, False)
+        x, y, vec = self.x, self.y, self.vec * lanes
+        yo, yi, xo, xi = hl.Var("yo"), hl.Var("yi"), hl.Var("xo"), hl.Var("xi")
+        out.split(y, yo, yi, rows or self.strip(), hl.TailStrategy.GuardWithIf).parallel(yo)
+        at = yo
+        if cols:
+            out.split(x, xo, xi, cols, hl.TailStrategy.GuardWithIf).reorder(xi, yi, xo, yo)
+            out.vectorize(xi, vec, hl.TailStrategy.GuardWithIf)
+            at = xo
+        else:
+            out.vectorize(x, vec, hl.TailStrategy.GuardWithIf)
         for f in self.at_strip:
-            f.compute_at(out, yo).vectorize(x, self.vec)
+            if sliding:
+                f.store_at(out, at).compute_at(out, yi).vectorize(x, vec)
+            else:
+                f.compute_at(out, at).vectorize(x, vec)
         for f in self.roots:
             f.compute_root()
         for w3, r, block in self.column_at:
-            w3.compute_at(out, yo)
-            w3.update(0).vectorize(x, self.vec)
-            w3.update(1).reorder(x, r.x, block).vectorize(x, self.vec)
+            w3.compute_at(out, at)
+            w3.update(0).vectorize(x, vec)
+            w3.update(1).reorder(x, r.x, block).vectorize(x, vec)
 
     def strip(self) -> int:
         """Rows per strip: STRIP, or the power of two at least twice the rows the passes read
@@ -277,10 +304,7 @@ class Lowering:
         about the time of one pass, where a Func per pass grows faster than the passes."""
         x, y = self.x, self.y
         taps, scale = form["taps"], form["scale"]
-        source = next(i for i, p in self.values.items() if p.op == "input")
-        src = hl.Func(f"direct_in_{name}")
-        src[x, y] = self.func(source)[x, y]
-        self.at_strip.append(src)
+        src = self._direct_input()
         rows: dict[int, list[hl.Expr]] = {}
         for dx, dy, w in taps:
             rows.setdefault(dy, []).append(self._weighted(src[x + dx, y - dy], w))
@@ -290,6 +314,31 @@ class Lowering:
             f[x, y] = self._balanced(row)
             terms.append(f[x, y])
         total = self._balanced(terms)
+        return total if scale == 1 else total * hl.f32(float(scale))
+
+    def _direct_input(self) -> hl.Func:
+        """The bordered input, computed once per strip for every direct or separable output
+        (a bank's outputs read it in one loop)."""
+        if self.direct_source is None:
+            source = next(i for i, p in self.values.items() if p.op == "input")
+            src = self.direct_source = hl.Func("direct_in")
+            src[self.x, self.y] = self.func(source)[self.x, self.y]
+            self.at_strip.append(src)
+        return self.direct_source
+
+    def _separable(self, form: dict) -> hl.Expr:
+        """scale · Σ_dy cols(dy) · R(x, y - dy), R(x, y) = Σ_dx rows(dx) · input(x + dx, y): a
+        pass along the row computed per strip (one per distinct row of taps), then the column."""
+        x, y = self.x, self.y
+        key = tuple(tuple(t) for t in form["rows"])
+        if key not in self.row_passes:
+            src = self._direct_input()
+            f = self.row_passes[key] = hl.Func(f"row{len(self.row_passes)}")
+            f[x, y] = self._balanced([self._weighted(src[x + dx, y], w) for dx, w in key])
+            self.at_strip.append(f)
+        f = self.row_passes[key]
+        total = self._balanced([self._weighted(f[x, y - dy], w) for dy, w in form["cols"]])
+        scale = form["scale"]
         return total if scale == 1 else total * hl.f32(float(scale))
 
     def _weighted(self, a: hl.Expr, w) -> hl.Expr:
@@ -1052,4 +1101,4 @@ def link_cuda(plan, border: Border, capability: tuple[int, int] | None,
 
 __all__ = ["SCHEDULES", "Compiled", "GraphLowering", "Lowering", "cache_dir", "compile_cuda",
            "compile_graph", "compile_plan", "cuda_target", "gpu_graph_pipeline", "gpu_pipeline",
-           "gpu_schedule", "halide_version", "link_cuda"]
+           "gpu_schedule", "halide_version", "host_target", "link_cuda"]
