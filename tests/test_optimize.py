@@ -75,6 +75,35 @@ def test_output_is_deterministic(capsys):
     assert first == second
 
 
+class _BusyClock:
+    """The clock as a machine far busier than this one sees it: each reading 100 s after the
+    last, so any wall-clock limit is past at its first check."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        self.now += 100.0
+        return self.now
+
+    monotonic = perf_counter
+
+    def __getattr__(self, name):
+        import time
+        return getattr(time, name)
+
+
+def test_a_busy_machine_gives_the_same_program(capsys, monkeypatch):
+    # Saturation stopped at 10 s and the extraction ILP at 30 s of wall time by default, so
+    # on a loaded machine the ILP was cut (and greedy extraction chose) where an idle one
+    # finished it: sharpen's program changed with the machine's load.
+    idle = run(capsys, "optimize", str(EXAMPLES / "sharpen.kalg"))[1]
+    busy = _BusyClock()
+    monkeypatch.setattr(engine, "time", busy)
+    monkeypatch.setattr(extract, "time", busy)
+    assert run(capsys, "optimize", str(EXAMPLES / "sharpen.kalg"))[1] == idle
+
+
 def test_usage_error_exits_2(capsys):
     code, _, err = run(capsys, "optimize", str(EXAMPLES / "box3.kalg"), "--ops", "fast")
     assert code == 2

@@ -54,7 +54,7 @@ class SimulationResult:
 def compile(source: Any, *, name: str | None = None, target: str | None = None,
             ops: str | None = None, registers: str | Sequence[str] | None = None,
             input: str | None = None, emit: str = "program",
-            time_limit: float = 10.0, node_limit: int = 30_000, timeout: float | None = None,
+            time_limit: float | None = None, node_limit: int = 30_000, timeout: float | None = None,
             divisor: Any = None, approx: Any = None, origin: tuple[int, int] | None = None,
             progress: Callable[[str], None] | None = None,
             warn: Callable[[str], None] | None = None, exhaustive: bool = False,

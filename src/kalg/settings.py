@@ -38,7 +38,10 @@ class Settings:
     target: str | None = None
     """"scamp5", or "scamp5_wide" for a hypothetical register file beyond A..F (simulated)."""
     emit: Stage = Stage.PROGRAM
-    time_limit: float = 10.0
+    time_limit: float | None = None
+    """A wall-clock cap on e-graph saturation (the ILP gets 3x), asked for by the user; None:
+    counts alone (nodes, iterations, branch-and-bound nodes) decide, so the program is the same
+    on a busy machine as on an idle one."""
     node_limit: int = 30_000
     exhaustive: bool = False
     """Also run the exact search (`codegen.exhaustive`) for a shorter program, or a proof."""

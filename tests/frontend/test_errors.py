@@ -22,6 +22,11 @@ SYNTAX = [
     ("unclosed-brace", "kernel k = [1]\ntarget scamp5 { ops: all", 2, 15, "unclosed '{'"),
     ("stray-closer", "kernel k = [1 2 1]]", 1, 19, "unexpected ']'"),
     ("missing-name", "kernel = [1]", 1, 8, "a definition needs a name"),
+    # 'out', 'let' and 'pipeline' became keywords with pipelines: "kernel out = ..." said only
+    # "a definition needs a name (found 'out')", not that the word is taken
+    ("reserved-word-as-a-name", "kernel out = [1 2 1]", 1, 8, "'out' is a reserved word"),
+    ("reserved-word-as-an-operand", "kernel k = [1]\nfilter f = [A: k, B: let]", 2, 22,
+     "'let' is a reserved word"),
     # issue 14: a trailing ';' was "kernels are composed with '*'"; a negative depth was
     # "unexpected number -2: expected a number"
     ("trailing-semicolon", "kernel k = [1 2 1];", 1, 19, "';' ends a row inside a matrix"),

@@ -69,9 +69,10 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="stop after this stage and print its result (default: program; "
                         "decomposition for --target cpu)")
     p.add_argument("-o", "--output", metavar="OUT", help="write the result to OUT, not stdout")
-    p.add_argument("--time-limit", metavar="S", type=_positive_float, default=10.0,
-                   help="safety limit in seconds for e-graph saturation (the ILP gets 3x); "
-                        "the node and iteration caps normally stop it first (default: 10)")
+    p.add_argument("--time-limit", metavar="S", type=_positive_float, default=None,
+                   help="a wall-clock cap in seconds on e-graph saturation (the ILP gets 3x); "
+                        "with it the program may depend on the machine's speed (default: "
+                        "none, node and iteration counts decide)")
     p.add_argument("--node-limit", metavar="N", type=_positive_int, default=30_000,
                    help="stop saturating once the e-graph has N e-nodes (default: 30000)")
     p.add_argument("--timeout", metavar="S", type=_positive_float, default=None,

@@ -36,13 +36,19 @@ class RuleLoadError(KalgError):
 
 @dataclass(frozen=True, slots=True)
 class SaturationLimits:
-    """Bounds on one saturation. `seconds` is checked between iterations; the child is killed at
-    `seconds` × 3 + 5 whatever happens."""
+    """Bounds on one saturation. The counts (`iterations`, `nodes`) and the memory cap decide
+    where it stops, so the e-graph is the same on any machine. `seconds` (None by default) is
+    a wall-clock cap asked for by the user (`--time-limit`, `--timeout`): checked between
+    iterations, and the child is killed at `seconds` × 3 + 5 whatever happens."""
 
     iterations: int = 12
     nodes: int = 30_000
-    seconds: float = 4.0
+    seconds: float | None = None
     memory_mib: int = 3072
+
+    def kill_after(self) -> float | None:
+        """Seconds after which the child is killed (None: never, it ends by its counts)."""
+        return None if self.seconds is None else self.seconds * 3 + 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +158,7 @@ def saturate(families: tuple[str, ...], facts: str, stages: tuple[Phase, ...],
     proc = ctx.Process(target=_child, args=(child, rules, facts, stages, limits), daemon=True)
     proc.start()
     child.close()
-    deadline = limits.seconds * 3 + 5
+    deadline = limits.kill_after()
     payload = None
     try:
         if parent.poll(deadline):
@@ -172,7 +178,7 @@ def saturate(families: tuple[str, ...], facts: str, stages: tuple[Phase, ...],
 
 
 def _answer(payload: dict | None, exitcode: int | None, limits: SaturationLimits,
-            deadline: float) -> tuple[dict, SaturationReport]:
+            deadline: float | None) -> tuple[dict, SaturationReport]:
     """The child's answer as `saturate` returns it; `exitcode` None: it was killed."""
     if payload is None:
         raise ResourceLimitError(_death_message(exitcode, limits, deadline))
@@ -191,7 +197,7 @@ def _fresh_child(rules: str, facts: str, stages: tuple[Phase, ...], limits: Satu
     """`saturate`'s child as a new interpreter (`_FRESH`), the job and the answer pickled
     through its standard streams. Not a fork server or spawn: those import the caller's
     main module again in the child, which fails in a script without a main guard."""
-    deadline = limits.seconds * 3 + 5
+    deadline = limits.kill_after()
     job = pickle.dumps(sys.path) + pickle.dumps((rules, facts, stages, limits))
     proc = subprocess.Popen([sys.executable, "-c", _FRESH], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
@@ -223,7 +229,8 @@ class _Reply:
         sys.stdout.buffer.flush()
 
 
-def _death_message(exitcode: int | None, limits: SaturationLimits, deadline: float) -> str:
+def _death_message(exitcode: int | None, limits: SaturationLimits, deadline: float | None,
+                   ) -> str:
     if exitcode is None:
         return (f"e-graph saturation did not finish within {deadline:.0f} s (one iteration "
                 f"cannot be interrupted); lower --node-limit or --time-limit")
@@ -271,7 +278,7 @@ def _run_stages(egraph, stages: tuple[Phase, ...], limits: SaturationLimits) -> 
             if report.nodes > limits.nodes:
                 report.stop_reason = f"node limit ({limits.nodes})"
                 return report
-            if report.seconds > limits.seconds:
+            if limits.seconds is not None and report.seconds > limits.seconds:
                 report.stop_reason = f"time limit ({limits.seconds:g} s)"
                 return report
         else:

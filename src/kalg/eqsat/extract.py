@@ -158,14 +158,15 @@ ILP_ROUNDS = 40
 """Cycle-cut rounds before the ILP gives up (the greedy extractor takes over)."""
 
 
-def ilp(g: Graph, root: str, cost: Cost, time_limit: float = 5.0,
+def ilp(g: Graph, root: str, cost: Cost, time_limit: float | None = None,
         max_nodes: int = 20_000) -> tuple[Choice, bool]:
     """Exact minimum-DAG-cost choice; returns (choice, proven optimal).
 
     min Σ cost·x  s.t. one node of the root class; a chosen node's child classes have a chosen
     node; cycles cut lazily (Σ_{n in cycle} x_n <= |cycle| - 1) and re-solved. Bounded by counts
-    (ILP_BRANCH_NODES, ILP_ROUNDS) so that the result is deterministic; `time_limit` is only a
-    safety net for a pathological solve. Raises TimeoutError when a bound is hit unsolved.
+    (ILP_BRANCH_NODES, ILP_ROUNDS) so that the result is deterministic; `time_limit` (None: no
+    wall-clock limit) is the user's (`--time-limit`, `--timeout`), and with it the choice may
+    depend on the machine's speed. Raises TimeoutError when a bound is hit unsolved.
     """
     classes = g.reachable([root], lambda n: cost(n) is not None)
     nids = [n for c in classes for n in g.classes[c] if cost(g.nodes[n]) is not None]
@@ -188,7 +189,7 @@ def ilp(g: Graph, root: str, cost: Cost, time_limit: float = 5.0,
     if len(nids) > max_nodes:
         raise TimeoutError(f"{len(nids)} extractable e-nodes is beyond the ILP's {max_nodes}")
     c = np.array([cost(g.nodes[n]) + 1e-6 for n in nids])  # tiny epsilon: no free junk nodes
-    deadline = time.perf_counter() + time_limit
+    deadline = time.perf_counter() + (math.inf if time_limit is None else time_limit)
     optimal = True
     for _ in range(ILP_ROUNDS):
         left = deadline - time.perf_counter()

@@ -9,6 +9,7 @@ expected tokens; an unclosed bracket is reported at the bracket that opened it.
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from functools import cache
 
@@ -148,6 +149,13 @@ def _lark() -> Lark:
                      maybe_placeholders=False, cache=True)
 
 
+@cache
+def reserved_words() -> frozenset[str]:
+    """The words the grammar's NAME terminal excludes (keywords: `kernel`, `out`, ...)."""
+    pattern = _lark().get_terminal("NAME").pattern.value
+    return frozenset(re.search(r"\(\?!\(([a-z|]+)\)", pattern).group(1).split("|"))
+
+
 # ----------------------------------------------------------------------- syntax errors
 def _syntax_error(err: UnexpectedInput, text: str, path: str) -> KalgSyntaxError:
     """The most helpful diagnostic for a failed parse."""
@@ -156,7 +164,13 @@ def _syntax_error(err: UnexpectedInput, text: str, path: str) -> KalgSyntaxError
     span = Span(path, max(err.line, 1), max(err.column, 1), text)
     if isinstance(err, UnexpectedToken):
         found = _describe_token(err.token)
-        if label := _label(err):
+        label = _label(err)
+        if _names_a_reserved_word(err, label):
+            return KalgSyntaxError(
+                f"{str(err.token)!r} is a reserved word of .kalg and cannot name anything "
+                f"(reserved: {', '.join(sorted(reserved_words()))}): choose another name",
+                _token_span(err.token, span))
+        if label:
             return KalgSyntaxError(f"{label} (found {found})", _token_span(err.token, span))
         if err.token.type == "SEMICOLON":  # outside a matrix, in any parser state
             return KalgSyntaxError(f"{_STRAY_SEMICOLON} (found ';')", _token_span(err.token, span))
@@ -185,6 +199,13 @@ def _lookalike(char: str) -> str:
         return "a control character: .kalg files are text"
     return ("names are ASCII letters, digits and '_' (not starting with a digit); operators "
             "are + - * / ^ and numbers ASCII digits")
+
+
+def _names_a_reserved_word(err: UnexpectedToken, label: str | None) -> bool:
+    """Whether `err` is a keyword written where a name belongs (`kernel out = ...`), not a
+    missing expression before a keyword (`kernel k = kernel j = ...`, which has its label)."""
+    return (str(err.token) in reserved_words() and "NAME" in (err.accepts or err.expected)
+            and (label is None or label.startswith("a definition needs a name")))
 
 
 def _label(err: UnexpectedToken) -> str | None:

@@ -65,7 +65,7 @@ def schedule(semiring: Semiring) -> tuple[engine.Phase, ...]:
             engine.Phase((name,), 4))
 
 
-DEFAULT_LIMITS = engine.SaturationLimits(iterations=12, nodes=20_000, seconds=4.0, memory_mib=3072)
+DEFAULT_LIMITS = engine.SaturationLimits(iterations=12, nodes=20_000, memory_mib=3072)
 
 # constructor names of each semiring's sort: (literal, entry, sum, composition)
 _SORT = {"minplus": ("MinLit", "MinTap", "MinMin", "MinCompose"),

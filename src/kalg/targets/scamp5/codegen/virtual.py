@@ -33,6 +33,7 @@ from kalg.targets.scamp5.machine.isa import (
     Sub2x,
     Subx,
 )
+from kalg.targets.scamp5.registers import rung
 
 MAX_RUNG = 8
 """Register files of at most this many registers are searched (`rungs`): a larger file gets
@@ -61,10 +62,10 @@ def rungs(registers: Sequence[str], columns: Mapping, input_register: str):
     others, for every j up to `MAX_RUNG` registers in all. The search is not monotone in the
     registers (a register more lets other plans into the beam), the minimum over these rungs
     is: a file with more registers has every rung of a smaller one (up to renaming)."""
-    needed = [r for r in registers if r in columns or r == input_register]
+    needed = tuple(r for r in registers if r in columns or r == input_register)
     others = [r for r in registers if r not in needed]
-    for j in range(min(len(others), MAX_RUNG - len(needed)) + 1):
-        yield tuple(needed + others[:j])
+    for size in range(len(needed), min(len(registers), MAX_RUNG) + 1):
+        yield rung(needed, others, size)
 
 
 _NOT_REUSED = {"sub": (1,), "subx": (1,), "sub2x": (1,), "neg": (0,), "divq": (0,), "div": (0,)}
