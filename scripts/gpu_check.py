@@ -6,11 +6,14 @@ search (neither is installed there; see docs/cuda.md):
 
 `prepare` searches and links every example of examples/ (with its own border) and every row of
 `kalg bench --target cuda` (`kalg.targets.cuda.bench.prepare`) into the bundle, with
-manifest.json. `run` (numpy and scipy; CuPy and PyTorch where installed) checks every
-example's library on CUDA device 0 against scipy.ndimage on random images, through numpy
+manifest.json; a pipeline example (`pipeline` block) with its graph and its reference checks
+(`kalg.targets.cuda.bench_pipelines.prepare`). `run` (numpy and scipy; CuPy and PyTorch where
+installed) checks every example's library on CUDA device 0 against scipy.ndimage on random
+images (a pipeline against the numpy reference's outputs saved by `prepare`), through numpy
 (copies) and, with CuPy, on device arrays in place; then measures the bench rows
-(`bench.measure`) and writes the table to --doc. Exit status: 0 all checks passed, 1 a check
-failed, 2 no CUDA device (nothing measured).
+(`bench.measure`) and the pipelines against the CuPy and PyTorch chains
+(`bench_pipelines.measure`), and writes the tables to --doc. Exit status: 0 all checks passed,
+1 a check failed, 2 no CUDA device (nothing measured).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from kalg.targets.cpu.borders import Border
-from kalg.targets.cuda import bench
+from kalg.targets.cuda import bench, bench_pipelines
 
 CHECK_SHAPES = ((257, 263), (31, 17), (5, 3))
 """Random images each example is checked on: several tiles and their tails, less than a tile,
@@ -36,11 +39,20 @@ smaller than most kernels."""
 
 def prepare(directory: Path, capability: tuple[int, int]) -> int:
     from kalg.diagnostics import KalgError
+    from kalg.targets.cpu.runner import load_definition
     directory.mkdir(parents=True, exist_ok=True)
-    examples, skipped = [], []
+    examples, pipelines, skipped = [], [], []
     for path in sorted(Path("examples").glob("*.kalg")):
         print(f"prepare: {path}", file=sys.stderr, flush=True)
         try:
+            graph = load_definition(str(path)).pipeline
+            if graph is not None and graph.fixpoints():  # one library per pipeline: no loop
+                skipped.append(f"{path.name}: a fixpoint (parts looped on the host; "
+                               "`kalg run --target cuda` runs it, this script does not)")
+                continue
+            if graph is not None:
+                pipelines.append(bench_pipelines.prepare(path, directory, capability))
+                continue
             examples.append(bench.prepare(path.stem, str(path), "example", directory,
                                           capability, border=None))
         except KalgError as err:  # the cpu target does not take it
@@ -51,11 +63,12 @@ def prepare(directory: Path, capability: tuple[int, int]) -> int:
         rows.append(bench.prepare(row.name, row.source, row.kind, directory, capability,
                                   bench.BORDER, row.arrays))
     manifest = {"examples": [p.to_json() for p in examples], "bench": [p.to_json() for p in rows],
+                "pipelines": [p.to_json() for p in pipelines],
                 "skipped": skipped, "capability": list(capability),
                 "prepared on": f"{platform.node()} {platform.processor() or platform.machine()}"}
     (directory / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
-    print(f"prepared {len(examples)} examples ({len(skipped)} skipped) and {len(rows)} bench "
-          f"rows in {directory}", file=sys.stderr)
+    print(f"prepared {len(examples)} examples, {len(pipelines)} pipelines ({len(skipped)} "
+          f"skipped) and {len(rows)} bench rows in {directory}", file=sys.stderr)
     return 0
 
 
@@ -120,23 +133,8 @@ def check(p: bench.Prepared, directory: Path) -> list[str]:
             diff = float(np.max(np.abs(got.astype(np.float64) - want[name])))
             if not diff <= tol:
                 failures.append(f"{p.name} {name} {shape}: max diff {diff:.2e} > {tol:.1e}")
-        failures += _check_in_place(p, pipeline, images, outs)
+        failures += bench_pipelines.check_in_place(p, pipeline, images, outs)
     return failures
-
-
-def _check_in_place(p, pipeline, images, outs) -> list[str]:
-    """With CuPy: the same images as device arrays, used without a copy, give the same bits."""
-    try:
-        import cupy as cp
-    except ImportError:
-        return []
-    xs = [cp.asarray(a) for a in images]
-    ys = [cp.empty_like(x) for x in xs[:1] for _ in p.outputs]
-    ptr = [(a.data.ptr, a.shape, np.dtype(a.dtype)) for a in [*xs, *ys]]
-    pipeline.run_device(ptr[:len(xs)], ptr[len(xs):])
-    return [f"{p.name} {name}: CuPy in place differs from the numpy path"
-            for name, y, o in zip(p.outputs, ys, outs, strict=True)
-            if not np.array_equal(cp.asnumpy(y), o)]
 
 
 def run(directory: Path, doc: Path, repeats: int) -> int:
@@ -155,11 +153,24 @@ def run(directory: Path, doc: Path, repeats: int) -> int:
         checked += 1
         failed += bool(problems)
         print(f"check {p.name}: {'FAIL' if problems else 'ok'}", file=sys.stderr, flush=True)
+    pipelines = [bench_pipelines.PreparedPipeline.from_json(d)
+                 for d in manifest.get("pipelines", [])]
+    for p in pipelines:
+        problems = bench_pipelines.check(p, directory)
+        failures += problems
+        checked += 1
+        failed += bool(problems)
+        print(f"check pipeline {p.name}: {'FAIL' if problems else 'ok'}", file=sys.stderr,
+              flush=True)
     results = []
     for data in manifest["bench"]:
         p = bench.Prepared.from_json(data)
         print(f"bench: {p.name}", file=sys.stderr, flush=True)
         results.append(bench.measure(p, directory, repeats))
+    piped = []
+    for p in pipelines:
+        print(f"bench pipeline: {p.name}", file=sys.stderr, flush=True)
+        piped.append(bench_pipelines.measure(p, directory, repeats))
     text = (f"# kalg on CUDA: measured\n\n{time.strftime('%Y-%m-%d', time.gmtime())}, "
             f"`bash scripts/gpu_check.sh run`; {bench.header(str(found))}"
             f"Examples checked against scipy.ndimage on the GPU: {checked - failed}"
@@ -169,12 +180,25 @@ def run(directory: Path, doc: Path, repeats: int) -> int:
             f"(module load and PTX JIT for kalg, autotuning for cuDNN, kernel compilation for "
             f"CuPy). Throughput: the median of {repeats} calls, data on the device.\n\n"
             + bench.format_table(results)
-            + "\nSchedules:\n\n" + "".join(f"* {r['row']}: {r['schedule']}\n" for r in results))
+            + "\nSchedules:\n\n" + "".join(f"* {r['row']}: {r['schedule']}\n" for r in results)
+            + _pipelines_section(piped))
     doc.write_text(text, encoding="utf-8")
     sys.stdout.write(text)
     for f in failures:
         print(f"FAIL {f}", file=sys.stderr)
     return 1 if failures else 0
+
+
+def _pipelines_section(results: list[dict]) -> str:
+    """The pipelines' table: kalg's one fused kernel against the chains of library calls."""
+    if not results:
+        return ""
+    return ("\n## Pipelines\n\nEach pipeline (examples/) as one fused kalg pipeline against the "
+            "calls a GPU user chains: CuPy (`cupyx.scipy.ndimage.correlate` per conv, CuPy "
+            "elementwise operations per pointwise node) and PyTorch (`F.pad` and `conv2d` per "
+            "conv, torch operations). `max diff`: kalg against the CuPy chain.\n\n"
+            + bench_pipelines.format_table(results)
+            + "\nSchedules:\n\n" + "".join(f"* {r['row']}: {r['schedule']}\n" for r in results))
 
 
 def _has(name: str) -> bool:

@@ -5,10 +5,13 @@
 # wheel alone is over the 64 MiB a call may carry):
 #
 #   bash scripts/gpu_check.sh prepare   # here, with kalg's .venv, no GPU: searches and links
-#                                       # every example and bench row into gpu-bundle/ (minutes)
+#                                       # every example (pipelines with their reference checks)
+#                                       # and bench row into gpu-bundle/ (minutes)
 #   bash scripts/gpu_check.sh run       # on the GPU machine: checks every example against
-#                                       # scipy.ndimage there, measures the rows against CuPy and
-#                                       # PyTorch conv2d (cuDNN), writes docs/cuda-bench.md
+#                                       # scipy.ndimage there (pipelines against the numpy
+#                                       # reference), measures the rows against CuPy and PyTorch
+#                                       # conv2d (cuDNN) and the pipelines against CuPy and
+#                                       # PyTorch chains, writes docs/cuda-bench.md
 #   bash scripts/gpu_check.sh all       # both, on one machine with kalg installed and a GPU
 #
 # With the device tool: prepare here, then run(command="bash scripts/gpu_check.sh run; cp

@@ -6,6 +6,9 @@ import os
 # `kalg.workers` may fork this process (it runs every job in-process while another thread
 # exists), and the tests see the process layout a user's compile has.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# The cpu's schedule search compiles and times several pipelines per kernel: the tests run the
+# fixed schedule, and tests/targets/test_cpu_schedules.py turns the search on where it is tested.
+os.environ.setdefault("KALG_CPU_SEARCH", "0")
 
 
 def pytest_addoption(parser):

@@ -1,8 +1,10 @@
 """How hard kalg searches (`kalg optimize --effort LEVEL`): named levels of count budgets.
 
 A level widens the code generator's refine searches (the wide beam search each screened
-candidate may get again: `programs`, `portfolio`) and the lower bound's exact search
-(`exact.bounds`). Every budget is a count, so a level's program is the same on any machine,
+candidate may get again: `programs`, `portfolio`), the lower bound's exact search
+(`exact.bounds`) and the goal-bag search of op set all (`codegen.goalbag`: 15000, 60000 and
+240000 bags made; it runs its searches in a fixed order, so a larger count sees every program a
+smaller one saw). Every budget is a count, so a level's program is the same on any machine,
 busy or idle. A level above `default` runs every search `default` runs as well, and the
 shortest program wins, so its program is never longer than default's from the code generator.
 
@@ -43,6 +45,8 @@ class Effort:
     """How many of the best screened candidates get the wider refine search."""
     bound_nodes: int | None = None
     """Node budget of the lower bound's exact search (None: `Settings.bound_nodes`)."""
+    goal_bags: int = 15_000
+    """Bags the goal-bag search makes (`codegen.goalbag`, op set all), a count."""
     up_to: int = 40
     """The wider searches run only where the screened program has at most this many
     instructions: their cost grows with the program's length (a 7x7 dense kernel's ~45
@@ -66,8 +70,9 @@ class Effort:
 
 LEVELS = {
     "default": Effort("default"),
-    "high": Effort("high", expansions=4, beam=2, refined=3),
-    "max": Effort("max", expansions=8, beam=2, refined=5, bound_nodes=100_000),
+    "high": Effort("high", expansions=4, beam=2, refined=3, goal_bags=60_000),
+    "max": Effort("max", expansions=8, beam=2, refined=5, bound_nodes=100_000,
+                  goal_bags=240_000),
 }
 
 _CURRENT: ContextVar[Effort] = ContextVar("effort", default=LEVELS["default"])

@@ -122,3 +122,17 @@ def test_split_chain_is_exactly_the_kernel(binomials, c, px, py, halvings, negat
     for split in (False, True):
         decomp = factor_chain({"A": k}, split=split)
         assert decomp is None or decomp.output_kernels()["A"].same_values(k)
+
+
+def test_one_horner_serves_the_direct_candidate_and_a_chains_integer_factor():
+    # One Horner (optimize.horner): from the lowest plane up (halving) for the direct
+    # candidate, from the top plane down (doubling, never halving) for a chain's factor.
+    from kalg.algebra.decomp import DagBuilder, Op
+    from kalg.targets.scamp5.optimize import horner
+
+    factor = Kernel.from_rows([[1, 6, 3]])
+    for from_top in (False, True):
+        b = DagBuilder()
+        made = b.build({"A": horner(b, factor, from_top=from_top)})
+        assert made.output_kernels()["A"].same_values(factor)
+        assert any(v.op is Op.HALF for v in made.values) is not from_top

@@ -40,3 +40,16 @@ def test_search_chooses_a_measured_schedule_once_and_caches_it(tmp_path, monkeyp
     again = build_pipeline(definition)
     monkeypatch.setattr(pipelines, "_median_time", lambda *a: 1 / 0)  # must not measure
     assert again.schedule(again.border) == chosen
+
+
+def test_a_constant_border_around_a_pointwise_stage_a_conv_reads_runs(cached):
+    # constant_exterior was given its bounds before its value: a TypeError traceback for any
+    # pipeline with `border constant` whose conv reads a pointwise stage
+    text = """pipeline p(img) {
+  out o = conv([1 1 1; 1 1 1; 1 1 1] / 9, abs(img))
+} with border constant 2
+"""
+    f = build_pipeline(load_text(text).definition(), schedule="fused")
+    image = np.random.default_rng(3).standard_normal((20, 30)).astype(np.float32)
+    out = f(image)  # checked against the reference before its first result
+    assert np.isclose(out[0, 0], (abs(image[:2, :2]).sum() + 5 * 2) / 9, rtol=1e-6)  # 5 outside

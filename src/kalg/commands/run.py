@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kalg.diagnostics import KalgError
 
@@ -76,17 +76,7 @@ def run(args: argparse.Namespace) -> int:
         runner.channel_planes(image, inputs, definition.name)
     definition = runner.exact_values(  # cpu and cuda compute the exact coefficients
         definition, lambda message: print(f"kalg: warning: {message}", file=sys.stderr))
-    if definition.pipeline is not None and args.target != "cpu":
-        raise KalgError(f"'{definition.name}' is a pipeline: pipelines run on the cpu target "
-                        "only (leave --target out)")
-    if definition.pipeline is not None:
-        from kalg.targets.cpu.pipelines import build_pipeline
-        f = build_pipeline(definition, border, args.schedule)
-    elif args.schedule:
-        raise KalgError("--schedule is for pipelines on the cpu; a kernel or filter has one "
-                        "schedule")
-    else:
-        f = build(definition, border)
+    f = _callable(definition, border, args, build)
     result = f(image)
     outs = result if isinstance(result, dict) else {None: result}
     written = [_named(Path(args.output), name) for name in outs]
@@ -102,6 +92,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"kalg: search: {f.search_seconds:.2f} s, {f.plan.ops()} ops/pixel",
               file=sys.stderr)
     return 0
+
+
+def _callable(definition: Any, border: Any, args: argparse.Namespace, build: Any) -> Any:
+    """The definition built for the target (`build`: its `build`); a cpu pipeline with the
+    --schedule asked for (a KalgError for anything else, which has one schedule)."""
+    if args.schedule and (definition.pipeline is None or args.target != "cpu"):
+        raise KalgError("--schedule is for pipelines on the cpu; a kernel or filter has one "
+                        "schedule, and a pipeline on cuda its one GPU schedule")
+    if definition.pipeline is not None and args.target == "cpu":
+        from kalg.targets.cpu.pipelines import build_pipeline
+        return build_pipeline(definition, border, args.schedule)
+    return build(definition, border)  # cuda's build takes pipelines too
 
 
 def _named(path: Path, output: str | None) -> Path:

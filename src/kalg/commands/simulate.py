@@ -140,7 +140,7 @@ def _channel_targets(kernel_path: str, name: str | None):
     if definition.pipeline is not None:  # no outputs to check: say so, never pass vacuously
         raise KalgError(f"'{definition.name}' in {kernel_path} is a pipeline: kalg simulate "
                         "checks a SCAMP-5 program against a kernel or filter, and pipelines "
-                        "run on the cpu target only (kalg run)")
+                        "run on the cpu and cuda targets (kalg run)")
     return (definition.channels, module.target.inputs) if definition.channels else None
 
 

@@ -10,6 +10,8 @@ the source, hash-consed: the same operation on the same operands is one node). N
 | const    | -                | Fraction               | the constant                          |
 | conv     | image            | Kernel (real)          | the kernel correlated with the image, |
 |          |                  |                        | extended by the graph's border        |
+| shift    | image            | (dx, dy)               | the image at p + (dx, dy), y north;   |
+|          |                  |                        | 0 outside the image (any border)      |
 | add sub mul | a, b          | -                      | a + b, a - b, a · b                   |
 | div      | a, c (a const)   | -                      | a / c                                 |
 | neg abs sqrt | a            | -                      | -a, abs(a), sqrt(a)                   |
@@ -17,6 +19,13 @@ the source, hash-consed: the same operation on the same operands is one node). N
 | compare  | a, b             | '<' '<=' '>' '>=' '==' '!=' | 1 where it holds, else 0         |
 | select   | mask, a, b       | -                      | a where mask ≠ 0, else b              |
 | clamp    | a, lo, hi        | -                      | min(max(a, lo), hi)                   |
+| loop     | -                | its fixpoint's stage   | the previous iterate (only inside the |
+|          |                  |                        | body of its `fixpoint`)               |
+| fixpoint | init, body       | (loop node, bound)     | v = init, then v = body(v) until it   |
+|          |                  |                        | no longer changes (at most `bound`)   |
+
+A fixpoint's *body* is the nodes that depend on its loop node (`Graph.body`); they are
+evaluated once per iteration, the other nodes once.
 """
 
 from __future__ import annotations
@@ -31,8 +40,9 @@ POINTWISE = ("add", "sub", "mul", "div", "neg", "abs", "sqrt", "min", "max", "co
              "select", "clamp")
 """The operations that read their operands at the same pixel only."""
 
-ARITY = {"input": 0, "const": 0, "conv": 1, "add": 2, "sub": 2, "mul": 2, "div": 2, "neg": 1,
-         "abs": 1, "sqrt": 1, "min": 2, "max": 2, "compare": 2, "select": 3, "clamp": 3}
+ARITY = {"input": 0, "const": 0, "conv": 1, "shift": 1, "add": 2, "sub": 2, "mul": 2, "div": 2,
+         "neg": 1, "abs": 1, "sqrt": 1, "min": 2, "max": 2, "compare": 2, "select": 3, "clamp": 3,
+         "loop": 0, "fixpoint": 2}
 
 COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
 
@@ -78,6 +88,19 @@ class Graph:
         for v in self.outputs.values():
             count[v] = count.get(v, 0) + 1
         return count
+
+    def body(self, fixpoint: int) -> list[int]:
+        """The live nodes of a fixpoint's body: those depending on its loop node, in order."""
+        loop = self.nodes[fixpoint].param[0]
+        inside = {loop}
+        for i in self.live():
+            if i != fixpoint and any(a in inside for a in self.nodes[i].args):
+                inside.add(i)
+        return [i for i in self.live() if i in inside and i != loop]
+
+    def fixpoints(self) -> list[int]:
+        """The live fixpoint nodes, in order."""
+        return [i for i in self.live() if self.nodes[i].op == "fixpoint"]
 
     def convs(self) -> list[int]:
         """The live `conv` nodes."""
@@ -128,7 +151,7 @@ class Builder:
         return n.param if n.op == "const" else None
 
     def _fold(self, op: str, args: tuple[int, ...], param: object) -> Fraction | None:
-        if op in ("input", "const", "conv", "sqrt") or not args:
+        if op in ("input", "const", "conv", "shift", "sqrt", "loop", "fixpoint") or not args:
             return None
         values = [self.constant(a) for a in args]
         if any(v is None for v in values):

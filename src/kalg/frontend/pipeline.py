@@ -23,7 +23,8 @@ from kalg.diagnostics import KalgSemanticError, Span
 from kalg.frontend import ast
 from kalg.frontend.evaluate import FUNCTION_NAMES, MONOMIALS, Scope, evaluate
 
-IMAGE_FUNCTIONS = {"conv": 2, "abs": 1, "sqrt": 1, "min": 2, "max": 2, "select": 3, "clamp": 3}
+IMAGE_FUNCTIONS = {"conv": 2, "abs": 1, "sqrt": 1, "min": 2, "max": 2, "select": 3, "clamp": 3,
+                   "shift": 3, "fixpoint": 3}
 """The functions of images and how many arguments each takes."""
 
 MAX_POWER = 8
@@ -199,12 +200,64 @@ def _call(node: ast.Call, c: _Context) -> int:
             f"({_SIGNATURES[node.function]}), not {len(node.arguments)}", node.span)
     if node.function == "conv":
         return _conv(node, c)
+    if node.function == "shift":
+        return _shift(node, c)
+    if node.function == "fixpoint":
+        return _fixpoint(node, c)
     args = tuple(_image(a, c) for a in node.arguments)
     return c.builder.add(node.function, args, name=c.current, span=node.span)
 
 
 _SIGNATURES = {"conv": "kernel, image", "abs": "image", "sqrt": "image", "min": "a, b",
-               "max": "a, b", "select": "mask, a, b", "clamp": "image, low, high"}
+               "max": "a, b", "select": "mask, a, b", "clamp": "image, low, high",
+               "shift": "image, dx, dy", "fixpoint": "initial image, next image, bound"}
+
+MAX_ITERATIONS = 1_000_000
+"""Largest bound of a fixpoint."""
+
+
+def _fixpoint(node: ast.Call, c: _Context) -> int:
+    """fixpoint(init, next, bound): the stage's name inside `next` is the previous iterate;
+    iterated from `init` until it no longer changes, at most `bound` times."""
+    init_expr, body_expr, bound_expr = node.arguments
+    bound = c.builder.constant(_image(bound_expr, c))
+    if bound is None or bound.denominator != 1 or not 1 <= bound <= MAX_ITERATIONS:
+        raise KalgSemanticError(f"a fixpoint's bound is a whole number of iterations from 1 to "
+                                f"{MAX_ITERATIONS}", bound_expr.span)
+    if c.current in c.stages:
+        raise KalgSemanticError("one fixpoint per stage: name the inner one as a stage of its "
+                                "own", node.span)
+    init = _image(init_expr, c)
+    loop = c.builder.add("loop", (), c.current, name=c.current, span=node.span)
+    c.stages[c.current] = loop
+    try:
+        body = _image(body_expr, c)
+    finally:
+        del c.stages[c.current]
+    return c.builder.add("fixpoint", (init, body), (loop, int(bound)), name=c.current,
+                         span=node.span)
+
+MAX_SHIFT = 64
+"""Largest |dx| or |dy| of `shift`."""
+
+
+def _shift(node: ast.Call, c: _Context) -> int:
+    """shift(a, dx, dy): a read dx columns east and dy rows north (the kernel offsets'
+    convention), 0 outside the image."""
+    image_expr, *steps = node.arguments
+    offset = []
+    for step in steps:
+        value = c.builder.constant(_image(step, c))
+        if value is None or value.denominator != 1 or abs(value) > MAX_SHIFT:
+            raise KalgSemanticError(f"shift's offsets are whole numbers from -{MAX_SHIFT} to "
+                                    f"{MAX_SHIFT} (columns east, rows north)", step.span)
+        offset.append(int(value))
+    image = _image(image_expr, c)
+    if c.builder.constant(image) is not None:
+        raise KalgSemanticError("shift moves an image, not a constant", image_expr.span)
+    if offset == [0, 0]:
+        return image
+    return c.builder.add("shift", (image,), tuple(offset), name=c.current, span=node.span)
 
 
 def _unknown_function(node: ast.Call) -> KalgSemanticError:

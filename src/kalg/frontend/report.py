@@ -64,9 +64,12 @@ def format_pipeline(graph) -> str:
     comment), constants written in place; it loads back to the same graph."""
     names = {i: graph.inputs[n.param] for i, n in enumerate(graph.nodes) if n.op == "input"}
     lines = [f"pipeline {graph.name}({', '.join(graph.inputs)}) {{"]
+    inside = {j for f in graph.fixpoints() for j in graph.body(f)}
+    for f in graph.fixpoints():  # the previous iterate is the fixpoint's own stage
+        names[graph.nodes[f].param[0]] = f"n{f}"
     for i in graph.live():
         n = graph.nodes[i]
-        if n.op in ("input", "const"):
+        if n.op in ("input", "const", "loop") or i in inside:
             continue
         names[i] = f"n{i}"
         lines.append(f"  let n{i} = {_node_text(graph, n, names)}"
@@ -76,6 +79,13 @@ def format_pipeline(graph) -> str:
 
 
 def _node_text(graph, n, names: dict[int, str]) -> str:
+    if n.op == "fixpoint":  # its body written inline: the stage's name is the previous iterate
+        bound = n.param[1]
+        body = set(graph.body(graph.nodes.index(n)))
+        inline = dict(names)
+        for j in sorted(body):
+            inline[j] = f"({_node_text(graph, graph.nodes[j], inline)})"
+        return f"fixpoint({_operand(graph, n.args[0], names)}, {inline[n.args[1]]}, {bound})"
     args = [_operand(graph, a, names) for a in n.args]
     if n.op == "conv":
         return f"conv({format_kernel(n.param, one_line=True)}, {args[0]})"
@@ -85,6 +95,8 @@ def _node_text(graph, n, names: dict[int, str]) -> str:
         return f"{args[0]} {n.param} {args[1]}"
     if n.op == "neg":
         return f"-{args[0]}"
+    if n.op == "shift":
+        return f"shift({args[0]}, {n.param[0]}, {n.param[1]})"
     return f"{n.op}({', '.join(args)})"
 
 

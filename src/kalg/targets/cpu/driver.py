@@ -64,26 +64,27 @@ def _both(*calls: Any) -> Any:
 
 def _pipeline(definition: Any, settings: Any, output: str | None) -> Any:
     """A pipeline's graph and the verified plan of its linear blocks, as text."""
-    from kalg.eqsat import engine
     from kalg.results import Result
-    from kalg.targets.cpu import optimize as cpu
-    from kalg.targets.cpu.graph_plan import plan_graph
     if output and output.endswith(".py"):
         raise UsageError("a pipeline has no standalone module yet: run it with 'kalg run' or "
                          "kalg.compile(..., target='cpu')")
-    limits = engine.SaturationLimits(nodes=min(settings.node_limit, cpu.DEFAULT_LIMITS.nodes),
-                           seconds=settings.time_limit)
-    try:
-        plan = plan_graph(definition.pipeline, limits)
-    except KalgSemanticError as err:
-        raise KalgSemanticError(f"'{definition.name}': {err.message}", err.span or definition.span,
-                                err.hint) from None
+    plan = pipeline_plan_for(definition, settings)
     text = (f"# {definition.name}: cpu pipeline, {plan.ops()} ops/pixel (linear passes "
             f"{plan.linear.ops()}, shared; pointwise stages the rest)\n"
             f"# linear blocks verified: {plan.linear.verified}\n# {plan.linear.note}\n"
             + plan.describe() + "\n")
     return Result(Stage.DECOMPOSITION, text, {"ops/pixel": plan.ops()}, definition=definition,
                   verified=True)
+
+
+def pipeline_plan_for(definition: Any, settings: Any) -> Any:
+    """A pipeline definition's verified `GraphPlan` under the search limits of `settings` (a
+    semantic error located at the definition). No Halide."""
+    from kalg.eqsat import engine
+    from kalg.targets.cpu import optimize as cpu
+    from kalg.targets.cpu.pipelines import plan_pipeline
+    return plan_pipeline(definition, engine.SaturationLimits(
+        nodes=min(settings.node_limit, cpu.DEFAULT_LIMITS.nodes), seconds=settings.time_limit))
 
 
 def plan_for(definition: Any, settings: Any) -> Any:

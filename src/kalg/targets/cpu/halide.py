@@ -76,18 +76,22 @@ class Compiled:
     seconds: float = 0.0
 
 
-def compile_plan(plan: CpuPlan, border: Border) -> Compiled:
-    """The plan as a compiled Halide pipeline with `border`; from the disk cache when there."""
+def compile_plan(plan: CpuPlan, border: Border, form: str = "plan",
+                 schedule: tuple | None = None) -> Compiled:
+    """The plan as a compiled Halide pipeline with `border`, its outputs computed in `form`
+    (`plan.FORMS`) under `schedule` (`Lowering.schedule_cpu`; None: the fixed rule); from the
+    disk cache when there."""
     start = time.perf_counter()
     target = hl.get_host_target()
-    key = _key(plan, border, target)
+    key = _key(plan, border, target, f"form {form} schedule {schedule}")
     path = cache_dir() / f"kalg_{key[:32]}.so" if cache_dir() else None
     arity = len(plan.inputs or (None,)) + len(plan.outputs)
     if path is not None and path.exists():
         run = _load(path, arity)
         if run is not None:
             return Compiled(run, "disk cache", time.perf_counter() - start)
-    pipeline, params = Lowering(plan_data(plan), border.mode, border.value, target).pipeline()
+    pipeline, params = Lowering(plan_data(plan, form), border.mode, border.value, target,
+                                schedule).pipeline()
     if path is not None and (run := _aot(pipeline, params, target, path, arity)):
         return Compiled(run, "compiled (cached on disk)", time.perf_counter() - start)
     jit = pipeline.compile_to_callable(params, target)
@@ -102,6 +106,11 @@ def halide_version() -> str:
         return "unknown"
 
 
+def host_target() -> str:
+    """Halide's host target, as text (what a cached schedule choice is keyed by)."""
+    return str(hl.get_host_target())
+
+
 def cache_dir() -> Path | None:
     """Where compiled pipelines are kept: $KALG_CACHE_DIR, else $XDG_CACHE_HOME/kalg/cpu (default
     ~/.cache/kalg/cpu); None when KALG_CACHE=0."""
@@ -113,10 +122,10 @@ def cache_dir() -> Path | None:
     return Path(base) / "kalg" / "cpu"
 
 
-def _key(plan: CpuPlan, border: Border, target: hl.Target) -> str:
+def _key(plan: CpuPlan, border: Border, target: hl.Target, variant: str = "") -> str:
     lowering = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()  # this module's code
     text = "\n".join([f"kalg {__version__} format {CACHE_FORMAT} halide {halide_version()}",
-                      f"lowering {lowering}",
+                      f"lowering {lowering} {variant}",
                       f"target {target}", f"border {border.mode} {border.value!r}",
                       f"strip {STRIP} window {WINDOW_STRIP}",
                       f"direct {sorted(direct_taps(plan) or ())}", plan.describe()])
@@ -144,10 +153,14 @@ class Lowering:
     """A plan (`plan_data`) and a border as one Halide pipeline (see the module docstring)."""
 
     def __init__(self, data: dict, border_mode: str, border_value: float,
-                 target: hl.Target) -> None:
+                 target: hl.Target, schedule: tuple | None = None) -> None:
         self.values = {int(i): _Value(*v) for i, v in data["values"].items()}
         self.outputs = data["outputs"]
         self.data_direct = data.get("direct", {})  # output -> taps [dx, dy, w] (plan.direct_taps)
+        self.data_separable = data.get("separable") or {}  # output -> rows, cols (separable_taps)
+        self.cpu_schedule = schedule  # (rows, columns, lanes, sliding); None: the fixed rule
+        self.direct_source: hl.Func | None = None
+        self.row_passes: dict[tuple, hl.Func] = {}
         self.semiring = data["semiring"]
         self.border_mode, self.border_value, self.target = border_mode, border_value, target
         self.boolean = self.semiring == "boolean"
@@ -187,8 +200,9 @@ class Lowering:
         every schedule. Only scans place themselves (over their region, before the rest);
         `at_strip` (values read at a move or by several passes) and `column_at` (the column
         windows' recurrences) are left to the schedule (`schedule_cpu`, the cuda one)."""
-        direct = self.data_direct
-        outs = [self._direct(name, direct[name]) if name in direct else self.expr(v)
+        direct, separable = self.data_direct, self.data_separable
+        outs = [self._separable(separable[name]) if name in separable
+                else self._direct(name, direct[name]) if name in direct else self.expr(v)
                 for name, v in self.outputs.items()]
         out = hl.Func("out")
         if self.boolean:  # any non-zero byte is true; outputs are exactly 0 or 1
@@ -199,19 +213,32 @@ class Lowering:
 
     def schedule_cpu(self, out: hl.Func) -> None:
         """Strips of rows in parallel, columns vectorised; `at_strip` and the column windows'
-        blocks computed per strip (their rows in sequence, columns vectorised)."""
-        x, y = self.x, self.y
-        yo, yi = hl.Var("yo"), hl.Var("yi")
-        out.split(y, yo, yi, self.strip(), hl.TailStrategy.GuardWithIf).parallel(yo)
-        out.vectorize(x, self.vec, hl.TailStrategy.GuardWithIf)
+        blocks computed per strip (their rows in sequence, columns vectorised). The schedule
+        given (`cpu_schedule`: rows per strip or 0 for `strip()`, columns per tile or 0 for
+        whole rows, vectors of that many times the natural width, and whether `at_strip` is
+        stored per strip but computed row by row as a sliding window) varies this rule."""
+        rows, cols, lanes, sliding = self.cpu_schedule or (0, 0, 1, False)
+        x, y, vec = self.x, self.y, self.vec * lanes
+        yo, yi, xo, xi = hl.Var("yo"), hl.Var("yi"), hl.Var("xo"), hl.Var("xi")
+        out.split(y, yo, yi, rows or self.strip(), hl.TailStrategy.GuardWithIf).parallel(yo)
+        at = yo
+        if cols:
+            out.split(x, xo, xi, cols, hl.TailStrategy.GuardWithIf).reorder(xi, yi, xo, yo)
+            out.vectorize(xi, vec, hl.TailStrategy.GuardWithIf)
+            at = xo
+        else:
+            out.vectorize(x, vec, hl.TailStrategy.GuardWithIf)
         for f in self.at_strip:
-            f.compute_at(out, yo).vectorize(x, self.vec)
+            if sliding:
+                f.store_at(out, at).compute_at(out, yi).vectorize(x, vec)
+            else:
+                f.compute_at(out, at).vectorize(x, vec)
         for f in self.roots:
             f.compute_root()
         for w3, r, block in self.column_at:
-            w3.compute_at(out, yo)
-            w3.update(0).vectorize(x, self.vec)
-            w3.update(1).reorder(x, r.x, block).vectorize(x, self.vec)
+            w3.compute_at(out, at)
+            w3.update(0).vectorize(x, vec)
+            w3.update(1).reorder(x, r.x, block).vectorize(x, vec)
 
     def strip(self) -> int:
         """Rows per strip: STRIP, or the power of two at least twice the rows the passes read
@@ -277,10 +304,7 @@ class Lowering:
         about the time of one pass, where a Func per pass grows faster than the passes."""
         x, y = self.x, self.y
         taps, scale = form["taps"], form["scale"]
-        source = next(i for i, p in self.values.items() if p.op == "input")
-        src = hl.Func(f"direct_in_{name}")
-        src[x, y] = self.func(source)[x, y]
-        self.at_strip.append(src)
+        src = self._direct_input()
         rows: dict[int, list[hl.Expr]] = {}
         for dx, dy, w in taps:
             rows.setdefault(dy, []).append(self._weighted(src[x + dx, y - dy], w))
@@ -290,6 +314,31 @@ class Lowering:
             f[x, y] = self._balanced(row)
             terms.append(f[x, y])
         total = self._balanced(terms)
+        return total if scale == 1 else total * hl.f32(float(scale))
+
+    def _direct_input(self) -> hl.Func:
+        """The bordered input, computed once per strip for every direct or separable output
+        (a bank's outputs read it in one loop)."""
+        if self.direct_source is None:
+            source = next(i for i, p in self.values.items() if p.op == "input")
+            src = self.direct_source = hl.Func("direct_in")
+            src[self.x, self.y] = self.func(source)[self.x, self.y]
+            self.at_strip.append(src)
+        return self.direct_source
+
+    def _separable(self, form: dict) -> hl.Expr:
+        """scale · Σ_dy cols(dy) · R(x, y - dy), R(x, y) = Σ_dx rows(dx) · input(x + dx, y): a
+        pass along the row computed per strip (one per distinct row of taps), then the column."""
+        x, y = self.x, self.y
+        key = tuple(tuple(t) for t in form["rows"])
+        if key not in self.row_passes:
+            src = self._direct_input()
+            f = self.row_passes[key] = hl.Func(f"row{len(self.row_passes)}")
+            f[x, y] = self._balanced([self._weighted(src[x + dx, y], w) for dx, w in key])
+            self.at_strip.append(f)
+        f = self.row_passes[key]
+        total = self._balanced([self._weighted(f[x, y - dy], w) for dy, w in form["cols"]])
+        scale = form["scale"]
         return total if scale == 1 else total * hl.f32(float(scale))
 
     def _weighted(self, a: hl.Expr, w) -> hl.Expr:
@@ -565,11 +614,13 @@ class GraphLowering:
         self.funcs: dict[int, hl.Func] = {}
         self.stored: list[hl.Func] = []
         self.conv_name = conv_name
+        self.operands = gplan.operands
         channel = {o: c for c, o in enumerate(gplan.operands)}
         sources: dict[int, hl.Func] = {}  # filled as the operands are defined, in order
         self.linear = _SourcedLowering(plan_data(gplan.linear), target, sources, self.params[0])
         for group in self._levels():
-            shared = [i for i in group if i in channel and self.graph.nodes[i].op != "input"]
+            shared = [i for i in group if i in channel
+                      and self.graph.nodes[i].op not in ("input", "shift")]
             if len(shared) > 1:  # images that convs read, one level: one loop, one Tuple
                 self._define_together(shared)
             for i in group:
@@ -610,8 +661,18 @@ class GraphLowering:
         elif n.op == "conv":  # its passes read only operands defined before it; inlined
             # unless another conv reads it (`_bordered`): Halide's CSE computes it once per pixel
             f[self.x, self.y] = self.linear.expr(self.linear.outputs[self.conv_name(i)])
+        elif n.op == "shift":  # the operand read at an offset, 0 outside the image
+            f[self.x, self.y] = self._shifted(n)
         else:
             f[self.x, self.y] = self._pointwise(n)
+
+    def _shifted(self, n) -> hl.Expr:
+        """shift(a, dx, dy): a at (x + dx, y - dy) (dy rows north: up the rows), 0 outside."""
+        bounds = [hl.Range(0, self.params[0].width()), hl.Range(0, self.params[0].height())]
+        outside = hl.BoundaryConditions.constant_exterior(self.funcs[n.args[0]], hl.f32(0),
+                                                          bounds)
+        dx, dy = n.param
+        return outside[self.x + dx, self.y - dy]
 
     def _value(self, i: int) -> hl.Expr:
         n = self.graph.nodes[i]
@@ -638,7 +699,7 @@ class GraphLowering:
         extra = [] if bounds is None else [bounds]
         match mode:
             case "constant":
-                return bc.constant_exterior(source, *extra, hl.f32(self.border.value))
+                return bc.constant_exterior(source, hl.f32(self.border.value), *extra)
             case "replicate":
                 return bc.repeat_edge(source, *extra)
             case "reflect":
@@ -650,10 +711,23 @@ class GraphLowering:
         raise ValueError(f"unknown border {mode}")
 
     def pipeline(self) -> tuple[hl.Pipeline, list[hl.ImageParam]]:
-        x, y = self.x, self.y
+        """The cpu pipeline: `algorithm()` placed by the named schedule (`schedule_cpu`)."""
+        out = self.algorithm()
+        self.schedule_cpu(out)
+        return hl.Pipeline(out), self.params
+
+    def algorithm(self) -> hl.Func:
+        """The output Func (a Tuple for several outputs) over the stages defined in
+        `__init__`: the same for every schedule (the cpu's `SCHEDULES`, the GPU's
+        `gpu_graph_pipeline`)."""
         values = [self._value(v) for v in self.graph.outputs.values()]
         out = hl.Func("out")
-        out[x, y] = values[0] if len(values) == 1 else hl.Tuple(values)
+        out[self.x, self.y] = values[0] if len(values) == 1 else hl.Tuple(values)
+        return out
+
+    def schedule_cpu(self, out: hl.Func) -> None:
+        """The named cpu schedule (`SCHEDULES`) of `out` and the stages it reads."""
+        x, y = self.x, self.y
         rows, cols = SCHEDULES[self.schedule]
         yo, yi, xo, xi = hl.Var("yo"), hl.Var("yi"), hl.Var("xo"), hl.Var("xi")
         out.split(y, yo, yi, rows, hl.TailStrategy.GuardWithIf).parallel(yo)
@@ -665,22 +739,73 @@ class GraphLowering:
         else:
             out.vectorize(x, self.vec, hl.TailStrategy.GuardWithIf)
         inner = [f for f in self.linear.at_strip if f not in self.stored]
+        guard = hl.TailStrategy.GuardWithIf  # a stage of an input reads it unbordered: no
+        # vector may reach past the image (ShiftInwards would, on an image narrower than one)
         if self.schedule.startswith("lean"):
             inner = []  # inlined: each pass recomputed where it is read
         if self.schedule == "root":
             for f in [*self.stored, *inner]:
                 self._root(f, rows)
-        elif self.schedule.startswith("sliding"):
+        elif self.schedule.startswith("sliding") and not self.linear.column_at:  # (a window's
+            # recurrence runs per strip: what it reads cannot slide row by row inside it)
             for f in [*self.stored, *inner]:
-                f.store_at(out, yo).compute_at(out, yi).vectorize(x, self.vec)
+                f.store_at(out, yo).compute_at(out, yi).vectorize(x, self.vec, guard)
         else:
             for f in [*self.stored, *inner]:
-                f.compute_at(out, at).vectorize(x, self.vec)
+                f.compute_at(out, at).vectorize(x, self.vec, guard)
         for f in self.linear.roots:
             f.compute_root()
-        for f in self.linear.column_at:
-            f.compute_at(out, at) if self.schedule != "root" else f.compute_root()
-        return hl.Pipeline(out), self.params
+        for w3, r, block in self.linear.column_at:  # a recurrence: its rows in sequence
+            w3.compute_root() if self.schedule == "root" else w3.compute_at(out, at)
+            w3.update(0).vectorize(self.linear.x, self.vec, guard)
+            w3.update(1).reorder(self.linear.x, r.x, block).vectorize(self.linear.x, self.vec,
+                                                                       guard)
+
+    def schedule_gpu(self, out: hl.Func, device: bool) -> str:
+        """The GPU schedule (Halide's apps' for stencil pipelines): the output in tiles of
+        GPU_TILE threads; the stored stages (images convs read), the passes the plan stores and
+        the graph's inputs that passes read at moves, all computed per tile in shared memory
+        (fusion through tiling: each block computes its tile's halo of every stage), where they
+        fit (`_staged_fits`, with the halo the whole chain reads: `reach`); else over the image
+        in tiles of their own, every other stage inlined. Returns the note."""
+        linear = self.linear
+        inner = [f for f in linear.at_strip if f not in self.stored]
+        graph_inputs = {c for c, i in enumerate(self.operands)
+                        if self.graph.nodes[i].op == "input"}
+        inputs = [f for v, f in linear.funcs.items() if v in linear.moved
+                  and linear.values[v].op == "input"
+                  and (linear.values[v].param or (0,))[0] in graph_inputs]
+        staged = [*self.stored, *inner, *inputs]
+        values = sum(f.outputs() for f in staged)
+        rows, cols = self.reach()
+        shared = _staged_fits(linear, values, rows, cols, 4)
+        place = _GpuPlacement(self.x, self.y, out, device)
+        place.stages(staged if shared else [*self.stored, *inner], shared)
+        where = (f"{values} value(s) of {len(staged)} stage(s) fused per tile in shared memory"
+                 f" (halo {rows} rows, {cols} columns)" if shared
+                 else f"{len(self.stored) + len(inner)} stage(s) over the image, in tiles of "
+                 "their own")
+        return f"tiles of {GPU_TILE[0]}x{GPU_TILE[1]} threads, {where}{place.serial(linear)}"
+
+    def reach(self) -> tuple[int, int]:
+        """The rows and the columns around an output tile that some stage or pass is read
+        over (top + bottom, left + right): twice the kernels' radii summed along the longest
+        chain of convs, or the largest region a pass is read over (`Passes.regions`) plus twice
+        the radii of the chain above its conv."""
+        margin = dict.fromkeys(self.graph.outputs.values(), 0)
+        conv = 0
+        for i in reversed(self.graph.live()):
+            n = self.graph.nodes[i]
+            here = margin.get(i, 0)
+            step = n.param.radius() if n.op == "conv" else 0
+            conv = max(conv, here) if n.op == "conv" else conv
+            for a in n.args:
+                margin[a] = max(margin.get(a, 0), here + step)
+        regions = self.linear.regions.values()
+        rows = max((m[0] + m[1] for m in regions), default=0)
+        cols = max((m[2] + m[3] for m in regions), default=0)
+        stages = 2 * max(margin.values(), default=0)
+        return max(stages, 2 * conv + rows), max(stages, 2 * conv + cols)
 
     def _root(self, f: hl.Func, rows: int) -> None:
         yo, yi = hl.Var("yo"), hl.Var("yi")
@@ -819,58 +944,106 @@ def gpu_pipeline(plan: CpuPlan, border: Border, device: bool = True,
 
 
 def _schedule_gpu(low: Lowering, out: hl.Func, device: bool) -> str:
-    x, y = low.x, low.y
-    bx, by, tx, ty = hl.Var("bx"), hl.Var("by"), hl.Var("tx"), hl.Var("ty")
-
-    def tile(stage, a, b, width: int, height: int) -> None:
-        if device:
-            stage.gpu_tile(a, b, bx, by, tx, ty, width, height, hl.TailStrategy.GuardWithIf)
-        else:
-            stage.tile(a, b, bx, by, tx, ty, width, height,
-                       hl.TailStrategy.GuardWithIf).parallel(by)
-
-    tile(out, x, y, *GPU_TILE)
+    place = _GpuPlacement(low.x, low.y, out, device)
     margins = list(low.regions.values())
     rows = max((m[0] + m[1] for m in margins), default=0)
     cols = max((m[2] + m[3] for m in margins), default=0)
-    staged = (GPU_TILE[0] + cols) * (GPU_TILE[1] + rows)
-    scans = [v for v in low.funcs if low.values[v].op == "prefix"]
     inputs = [f for v, f in low.funcs.items() if low.values[v].op == "input" and v in low.moved]
     stages = len(low.at_strip) + len(inputs)
-    shared = (not low.column_at and not scans and staged <= MAX_THREADS
-              and stages * staged * (1 if low.boolean else 4) <= SHARED_BYTES)
-    for f in low.at_strip + (inputs if shared else []):  # inputs read at moves: staged too
-        if shared:  # per tile, in shared memory, one thread per value
-            f.compute_at(out, bx)
-            if device:
-                f.gpu_threads(x, y)
-        else:
-            f.compute_root()
-            tile(f, x, y, *GPU_TILE)
-    for v in scans:  # serial over the image: left on the host (see `_scan`)
-        low.funcs[v].update(0).unscheduled()
-    for w3, r, block in low.column_at:
-        w3.compute_root()
-        tile(w3.update(0), x, block, WINDOW_THREADS, 1)
-        w3.update(1).reorder(r.x, x, block)
-        tile(w3.update(1), x, block, WINDOW_THREADS, 1)
+    shared = _staged_fits(low, stages, rows, cols, 1 if low.boolean else 4)
+    place.stages(low.at_strip + (inputs if shared else []), shared)  # inputs at moves too
     where = (f"{stages} value(s) staged per tile in shared memory" if shared
              else f"{len(low.at_strip)} value(s) over the image, in tiles of their own")
-    extra = (f", {len(low.column_at)} column window(s) one thread per column and strip"
-             if low.column_at else "") + (f", {len(scans)} scan(s) on the host" if scans else "")
-    return f"tiles of {GPU_TILE[0]}x{GPU_TILE[1]} threads, {where}{extra}"
+    return f"tiles of {GPU_TILE[0]}x{GPU_TILE[1]} threads, {where}{place.serial(low)}"
+
+
+def _staged_fits(low: Lowering, values: int, rows: int, cols: int, size: int) -> bool:
+    """Whether `values` values of `size` bytes, each over a tile and a halo of `rows` x `cols`,
+    can be staged per tile in shared memory: one thread per value (MAX_THREADS), SHARED_BYTES
+    in all, and no column window or scan (they run over the whole image, before the tiles)."""
+    staged = (GPU_TILE[0] + cols) * (GPU_TILE[1] + rows)
+    scans = any(low.values[v].op == "prefix" for v in low.funcs)
+    return (not low.column_at and not scans and staged <= MAX_THREADS
+            and values * staged * size <= SHARED_BYTES)
+
+
+class _GpuPlacement:
+    """The GPU schedule's moves, shared by plans (`gpu_pipeline`) and pipeline graphs
+    (`gpu_graph_pipeline`): the output in tiles of GPU_TILE threads (one block per tile); a
+    stage per tile in shared memory (`compute_at` the block, one thread per value) or over the
+    image in tiles of its own; column windows and scans (`serial`). Without `device`, the same
+    loops on the CPU (rows of tiles in parallel) for the tests."""
+
+    def __init__(self, x: hl.Var, y: hl.Var, out: hl.Func, device: bool) -> None:
+        self.x, self.y, self.out, self.device = x, y, out, device
+        self.bx, self.by, self.tx, self.ty = hl.Var("bx"), hl.Var("by"), hl.Var("tx"), hl.Var("ty")
+        self.tile(out, x, y, *GPU_TILE)
+
+    def tile(self, stage, a, b, width: int, height: int) -> None:
+        loops = (a, b, self.bx, self.by, self.tx, self.ty, width, height,
+                 hl.TailStrategy.GuardWithIf)
+        if self.device:
+            stage.gpu_tile(*loops)
+        else:
+            stage.tile(*loops).parallel(self.by)
+
+    def stages(self, funcs: list[hl.Func], shared: bool) -> None:
+        """Each Func per tile of the output in shared memory (`shared`), else over the image."""
+        for f in funcs:
+            if shared:
+                f.compute_at(self.out, self.bx)
+                if self.device:
+                    f.gpu_threads(self.x, self.y)
+            else:
+                f.compute_root()
+                self.tile(f, self.x, self.y, *GPU_TILE)
+
+    def serial(self, low: Lowering) -> str:
+        """`low`'s scans left on the host (serial over the image: see `_scan`) and its column
+        windows' recurrences one thread per column and strip; the words for the note."""
+        scans = [v for v in low.funcs if low.values[v].op == "prefix"]
+        for v in scans:
+            low.funcs[v].update(0).unscheduled()
+        for w3, r, block in low.column_at:
+            w3.compute_root()
+            self.tile(w3.update(0), self.x, block, WINDOW_THREADS, 1)
+            w3.update(1).reorder(r.x, self.x, block)
+            self.tile(w3.update(1), self.x, block, WINDOW_THREADS, 1)
+        return (f", {len(low.column_at)} column window(s) one thread per column and strip"
+                if low.column_at else "") + (f", {len(scans)} scan(s) on the host"
+                                             if scans else "")
+
+
+def gpu_graph_pipeline(gplan, border: Border, device: bool = True,
+                       ) -> tuple[hl.Pipeline, list[hl.ImageParam], str]:
+    """A planned pipeline graph (`graph_plan.GraphPlan`): the cpu's algorithm
+    (`GraphLowering.algorithm`, the linear blocks sharing their passes as on the cpu) with the
+    GPU schedule (`GraphLowering.schedule_gpu`), and a line saying how it is placed. `device`
+    False strips the GPU loops, as `gpu_pipeline`'s."""
+    low = GraphLowering(gplan, border, hl.get_host_target(), "gpu")
+    out = low.algorithm()
+    return hl.Pipeline(out), low.params, low.schedule_gpu(out, device)
 
 
 OUTPUT_KINDS = {".o": "object", ".a": "static_library", ".h": "c_header", ".stmt": "stmt"}
 
 
-def compile_cuda(plan: CpuPlan, border: Border, files: dict[str, Path], name: str,
+def gpu_schedule(plan, border: Border, device: bool = True,
+                 ) -> tuple[hl.Pipeline, list[hl.ImageParam], str]:
+    """`gpu_pipeline` for a `CpuPlan`, `gpu_graph_pipeline` for a pipeline graph's plan."""
+    if isinstance(plan, CpuPlan):
+        return gpu_pipeline(plan, border, device)
+    return gpu_graph_pipeline(plan, border, device)
+
+
+def compile_cuda(plan, border: Border, files: dict[str, Path], name: str,
                  capability: tuple[int, int] | None = None, runtime: bool = True) -> str:
     """Write the plan's cuda pipeline ahead of time: `files` maps kinds ('object',
     'static_library', 'c_header', 'stmt') to paths; the function is `name`, with one
     halide_buffer_t argument per input channel, then one per output (the plan's order).
-    Needs no GPU. Returns the schedule's line (`gpu_pipeline`)."""
-    pipeline, params, note = gpu_pipeline(plan, border)
+    Needs no GPU. `plan` is a `CpuPlan` or a pipeline graph's `GraphPlan` (whose inputs and
+    outputs are the graph's). Returns the schedule's line (`gpu_schedule`)."""
+    pipeline, params, note = gpu_schedule(plan, border)
     kinds = {k: getattr(hl.OutputFileType, k) for k in files}
     pipeline.compile_to({kinds[k]: str(p) for k, p in files.items()}, params, name,
                         cuda_target(capability, runtime))
@@ -890,17 +1063,20 @@ def _cuda_runtime(target: hl.Target, directory: Path) -> Path:
     return path
 
 
-def link_cuda(plan: CpuPlan, border: Border, capability: tuple[int, int] | None,
+def link_cuda(plan, border: Border, capability: tuple[int, int] | None,
               path: Path | None = None) -> tuple[Path, str]:
     """The plan's cuda pipeline as a shared library (its object with Halide's runtime and the
     primary-context hooks `_SHIM`, linked by the C compiler) for a machine with a CUDA device of
-    `capability`: at `path`, or in the disk cache (reused when there). Returns the library and
+    `capability` (`plan`: a `CpuPlan` or a pipeline graph's plan, as `compile_cuda`'s): at
+    `path`, or in the disk cache (reused when there). Returns the library and
     how it was obtained; RuntimeError (or OSError) if it cannot be built. No GPU needed: the
     library is loaded and called by `kalg.targets.cuda.library`."""
     target = cuda_target(capability)
     if path is None:
         directory = cache_dir() or Path(tempfile.mkdtemp(prefix="kalg-cuda-"))
-        path = directory / f"kalg_{_key(plan, border, target)[:32]}.so"
+        key = (_key(plan, border, target) if isinstance(plan, CpuPlan)
+               else _graph_key(plan, border, "gpu", target))
+        path = directory / f"kalg_{key[:32]}.so"
         if path.exists():
             return path, "disk cache"
     cc = shutil.which(os.environ.get("CC", "cc"))
@@ -924,5 +1100,5 @@ def link_cuda(plan: CpuPlan, border: Border, capability: tuple[int, int] | None,
 
 
 __all__ = ["SCHEDULES", "Compiled", "GraphLowering", "Lowering", "cache_dir", "compile_cuda",
-           "compile_graph", "compile_plan", "cuda_target", "gpu_pipeline", "halide_version",
-           "link_cuda"]
+           "compile_graph", "compile_plan", "cuda_target", "gpu_graph_pipeline", "gpu_pipeline",
+           "gpu_schedule", "halide_version", "host_target", "link_cuda"]

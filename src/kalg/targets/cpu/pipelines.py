@@ -9,6 +9,15 @@ target and the number of cores (`schedule_key`): measurement decides only the sc
 a result - every schedule computes the same values, and the pipeline is checked against the
 numpy reference (`dataflow.reference`) on random images before its first result, exactly where
 float32 evaluation is exact, else within float32 rounding.
+
+A graph with a fixpoint (`FixpointPipeline`) is cut at its first fixpoint
+(`kalg.dataflow.fixpoint.split`) into three graphs without one, each compiled as above:
+`before` runs once, `body` is realised again and again on its previous output until that
+output no longer changes (at most the fixpoint's bound: then a KalgError naming the stage), and
+`after` (cut again when it holds another fixpoint) gives the outputs. The whole is checked once
+more against the pipeline's reference, which iterates the same way in numpy, on random images
+before its first result (where the reference reaches no fixpoint within the bound on one, the
+pipeline must not either).
 """
 
 from __future__ import annotations
@@ -22,6 +31,8 @@ from typing import Any
 import numpy as np
 
 from kalg.dataflow import reference
+from kalg.dataflow.fixpoint import split
+from kalg.dataflow.graph import Graph
 from kalg.diagnostics import KalgError, KalgSemanticError, VerificationError
 from kalg.targets.cpu.borders import Border, parse_border
 from kalg.targets.cpu.graph_plan import GraphPlan, plan_graph
@@ -39,7 +50,25 @@ CHECK_SHAPES = ((23, 19), (3, 2), (40, 70))
 """Random images every compiled pipeline is checked on before its first use."""
 
 
-class CpuPipeline:
+class PipelineCall:
+    """The call of a compiled pipeline (`graph`, `border`, `run`, `_planes`): `f(image,
+    border=None)` as `CpuPipeline` documents it."""
+
+    @property
+    def outputs(self) -> list[str]:
+        return list(self.graph.outputs)
+
+    def __call__(self, image: Any, border: Border | str | None = None,
+                 ) -> np.ndarray | dict[str, np.ndarray]:
+        b = self.border if border is None else (
+            border if isinstance(border, Border) else parse_border(border))
+        outs = self.run(self._planes(image), b)
+        if len(outs) == 1:
+            return outs[0]
+        return dict(zip(self.graph.outputs, outs, strict=True))
+
+
+class CpuPipeline(PipelineCall):
     """A pipeline compiled for the cpu: `f(image, border=None)`.
 
     `image`: a 2-D array for a pipeline of one input; for several, a sequence of 2-D arrays
@@ -63,18 +92,6 @@ class CpuPipeline:
         self.sources: dict[Border, str] = {}
         self.search_seconds = 0.0
 
-    @property
-    def outputs(self) -> list[str]:
-        return list(self.graph.outputs)
-
-    def __call__(self, image: Any, border: Border | str | None = None,
-                 ) -> np.ndarray | dict[str, np.ndarray]:
-        b = self.border if border is None else (
-            border if isinstance(border, Border) else parse_border(border))
-        outs = self.run(self._planes(image), b)
-        if len(outs) == 1:
-            return outs[0]
-        return dict(zip(self.graph.outputs, outs, strict=True))
 
     def run(self, images: list[np.ndarray], border: Border,
             schedule: str | None = None) -> list[np.ndarray]:
@@ -131,7 +148,7 @@ class CpuPipeline:
             want = reference.evaluate(self.graph, planes, border)
             single = reference.evaluate(self.graph, planes, border, np.float32)
             for name, out in zip(self.graph.outputs, got, strict=True):
-                tol = _tolerance(want[name], single[name])
+                tol = tolerance(want[name], single[name])
                 if not np.all(np.abs(out - want[name]) <= tol):
                     bad = int(np.sum(~(np.abs(out - want[name]) <= tol)))
                     raise VerificationError(
@@ -171,7 +188,7 @@ def _median_time(f: CpuPipeline, images: list[np.ndarray], border: Border, name:
     return median_seconds(lambda: f.run(images, border, name), SEARCH_REPEATS)
 
 
-def _tolerance(want: np.ndarray, single: np.ndarray) -> np.ndarray | float:
+def tolerance(want: np.ndarray, single: np.ndarray) -> np.ndarray | float:
     """0 where float32 evaluation is exact on this image (the reference in float32 equals it
     in float64 everywhere); else 8x the largest float32 rounding the reference shows, plus a few
     ulps of the largest magnitude."""
@@ -200,6 +217,96 @@ def _schedule_path(plan: GraphPlan, border: Border):
     return None if base is None else base / f"kalg_schedule_{schedule_key(plan, border)[:32]}.json"
 
 
+# ----------------------------------------------------------------------------- fixpoints
+class FixpointPipeline(PipelineCall):
+    """`f(image, border=None)` as `CpuPipeline`'s, for a graph with fixpoints: its parts
+    (`dataflow.fixpoint.split`) each a pipeline of the target (`_part`), the body run until
+    its output equals its input, the whole checked against the reference on first use."""
+
+    TARGET = "cpu"
+
+    def __init__(self, graph: Graph, border: Border | str, schedule: str | None = None) -> None:
+        self.graph, self.name = graph, graph.name
+        self.border = border if isinstance(border, Border) else parse_border(border)
+        self.cut = split(graph)
+        self.before, self.body, self.after = (
+            self._part(g, schedule) for g in (self.cut.before, self.cut.body, self.cut.after))
+        self.plan = plan_graph(graph)
+        self.search_seconds = 0.0
+        self.compile_seconds: dict[Border, float] = {}
+        self.sources: dict[Border, str] = {}
+        self.iterations = 0
+        """Iterations of the body in the last run."""
+        self._checked: set[Border] = set()
+
+    def _part(self, graph: Graph, schedule: str | None) -> Any:
+        """The pipeline of one part (a target's: the cpu's here); a part may hold fixpoints."""
+        return build_graph(graph, self.border, schedule)
+
+    def _planes(self, image: Any) -> list[np.ndarray]:
+        return self.before._planes(image)  # the same inputs
+
+    def run(self, images: list[np.ndarray], border: Border,
+            schedule: str | None = None) -> list[np.ndarray]:
+        """The outputs for float32 C-contiguous `images`, checked on first use per border."""
+        if border not in self._checked:
+            self._checked.add(border)
+            self._check(border, schedule)
+        return self._run(images, border, schedule)
+
+    def _run(self, images: list[np.ndarray], border: Border,
+             schedule: str | None) -> list[np.ndarray]:
+        state, *free = self.before.run(images, border, schedule)
+        for count in range(1, self.cut.bound + 1):
+            (following,) = self.body.run([state, *free], border, schedule)
+            if np.array_equal(following, state, equal_nan=True):
+                self.iterations = count
+                return self.after.run([*images, state], border, schedule)
+            state = following
+        raise reference.fixpoint_error(self.graph.nodes[self.cut.node], self.cut.bound)
+
+    def _check(self, border: Border, schedule: str | None) -> None:
+        rng = np.random.default_rng(2)
+        for k, shape in enumerate(CHECK_SHAPES):
+            planes = [np.asarray(rng.integers(-8, 9, shape) if k % 2
+                                 else rng.uniform(-1, 1, shape), dtype=np.float32)
+                      for _ in self.graph.inputs]
+            try:
+                want = reference.evaluate(self.graph, planes, border)
+            except KalgError:  # no fixpoint within the bound here: the pipeline must say so too
+                self._diverges(planes, border, schedule, shape)
+                continue
+            got = self._run(planes, border, schedule)
+            single = reference.evaluate(self.graph, planes, border, np.float32)
+            for name, out in zip(self.outputs, got, strict=True):
+                if not np.all(np.abs(out - want[name]) <= tolerance(want[name], single[name])):
+                    raise VerificationError(
+                        f"the {self.TARGET} pipeline '{self.name}' with its fixpoint differs from "
+                        "the "
+                        f"reference for output {name} ({shape[0]}x{shape[1]} image, border "
+                        f"{border})", self.plan.describe())
+
+
+    def _diverges(self, planes: list[np.ndarray], border: Border, schedule: str | None,
+                  shape: tuple[int, int]) -> None:
+        try:
+            self._run(planes, border, schedule)
+        except KalgError:
+            return
+        raise VerificationError(f"the {self.TARGET} pipeline '{self.name}' reached a fixpoint "
+                                "where the "
+                                f"reference reaches none within the bound ({shape[0]}x"
+                                f"{shape[1]} image, border {border})", self.plan.describe())
+
+
+def build_graph(graph: Graph, border: Border, schedule: str | None,
+                ) -> CpuPipeline | FixpointPipeline:
+    """The cpu pipeline of `graph`: one Halide pipeline, or a `FixpointPipeline`."""
+    if graph.fixpoints():
+        return FixpointPipeline(graph, border, schedule)
+    return CpuPipeline(plan_graph(graph), border, schedule)
+
+
 def build_pipeline(definition: Any, border: Border | str | None = None,
                    schedule: str | None = None) -> CpuPipeline:
     """The cpu pipeline of a `pipeline` definition (a `frontend.Definition`); `border`
@@ -209,14 +316,23 @@ def build_pipeline(definition: Any, border: Border | str | None = None,
         raise KalgError(f"unknown schedule {schedule!r}: expected one of "
                         f"{', '.join(SCHEDULES)}")
     start = time.perf_counter()
-    try:
-        plan = plan_graph(definition.pipeline)
-    except KalgSemanticError as err:
-        raise KalgSemanticError(f"'{definition.name}': {err.message}",
-                                err.span or definition.span, err.hint) from None
-    f = CpuPipeline(plan, border or definition.pipeline.border, schedule)
+    if definition.pipeline.fixpoints():  # parts realised again and again
+        return FixpointPipeline(definition.pipeline, border or definition.pipeline.border,
+                                schedule)
+    f = CpuPipeline(plan_pipeline(definition), border or definition.pipeline.border, schedule)
     f.search_seconds = time.perf_counter() - start
     return f
 
 
-__all__ = ["SEARCH", "CpuPipeline", "build_pipeline", "schedule_key"]
+def plan_pipeline(definition: Any, limits: Any = None) -> GraphPlan:
+    """The verified plan of a `pipeline` definition's graph (`graph_plan.plan_graph`, under
+    `limits` or its defaults), a semantic error located at the definition. No Halide."""
+    try:
+        return plan_graph(definition.pipeline, *(() if limits is None else (limits,)))
+    except KalgSemanticError as err:
+        raise KalgSemanticError(f"'{definition.name}': {err.message}",
+                                err.span or definition.span, err.hint) from None
+
+
+__all__ = ["SEARCH", "CpuPipeline", "FixpointPipeline", "PipelineCall", "build_graph",
+           "build_pipeline", "plan_pipeline", "schedule_key", "tolerance"]

@@ -148,7 +148,8 @@ def plan_channels(channels: Mapping[str, Mapping[str, Kernel]], inputs: Sequence
     note = (f"chosen by the Halide schedule's cost (ops + {MATERIALISED_COST} per value stored "
             f"per strip): {lowered_cost(program, outs)}, each kernel's own form "
             f"{lowered_cost(*candidates[0])}")
-    return CpuPlan(REAL, program, outs, {}, results, checks[0], tuple(inputs),
+    verified = checks[0] if checks else "nothing to verify: no kernel"  # a pipeline of no conv
+    return CpuPlan(REAL, program, outs, {}, results, verified, tuple(inputs),
                    {out: dict(ins) for out, ins in parts.items()}, note)
 
 
@@ -290,10 +291,79 @@ def _factored(program: Passes, k: Kernel) -> int:
                                                              for o, c in k.entries})),), (g,))
 
 
-def plan_data(plan: CpuPlan) -> dict:
+FORMS = ("plan", "direct", "separable")
+"""How the lowering computes a plan's outputs (`plan_data`'s `form`): `plan`, its passes (the
+direct correlation where `direct_taps` says so); `direct`, every output tap by tap from one
+input loaded once (a bank's outputs in one loop); `separable`, every output (each of rank one)
+as a pass of taps along the row, then one of taps along the column (`separable_taps`)."""
+
+DIRECT_FORM_TAPS = 81
+"""The `direct` form is a candidate only for kernels of at most this many taps (a 9x9 kernel):
+a bound on compile time and on the search's work, not a tuned speed."""
+
+
+def forms(plan: CpuPlan) -> list[str]:
+    """The forms (`FORMS`) the plan can be lowered in besides its own: `direct` for a plan of
+    one input whose kernels have at most DIRECT_FORM_TAPS taps each (and that is not already
+    lowered directly), `separable` where every kernel is real and of rank one along both axes."""
+    out = ["plan"]
+    if plan.inputs or not plan.kernels:
+        return out
+    if direct_taps(plan) is None and all(len(k.trimmed()) <= DIRECT_FORM_TAPS
+                                         for k in plan.kernels.values()):
+        out.append("direct")
+    if separable_taps(plan) is not None:
+        out.append("separable")
+    return out
+
+
+def separable_taps(plan: CpuPlan) -> dict[str, dict] | None:
+    """Each output's kernel as scale · col ⊗ row (integers): {"scale": s, "rows": [[dx, w]...],
+    "cols": [[dy, w]...]} with K(dx, dy) = s · cols(dy) · rows(dx); None unless every output
+    is real, of one input, and of rank one with at least two taps along each axis."""
+    if plan.inputs or not plan.kernels or plan.semiring is not REAL:
+        return None
+    out = {}
+    for name in plan.outputs:
+        scale, taps = _direct_form(plan.kernels[name])
+        factors = _rank_one(taps)
+        if factors is None:
+            return None
+        rows, cols = factors
+        out[name] = {"scale": scale if isinstance(scale, int) else float(scale),
+                     "rows": rows, "cols": cols}
+    return out
+
+
+def _rank_one(taps: list[tuple[int, int, int]]) -> tuple[list, list] | None:
+    """Integer taps [(dx, dy, w)] as rows [[dx, a]] and cols [[dy, b]] with w = a·b, or None
+    (not of rank one, or a single row or column)."""
+    by_row: dict[int, dict[int, int]] = {}
+    for dx, dy, w in taps:
+        by_row.setdefault(dy, {})[dx] = w
+    first = next(iter(by_row.values()))
+    g = math.gcd(*first.values())
+    base = {dx: w // g for dx, w in first.items()}
+    cols = []
+    for dy, row in sorted(by_row.items()):
+        if set(row) != set(base):
+            return None
+        dx0 = next(iter(base))
+        c, rem = divmod(row[dx0], base[dx0])
+        if rem or any(row[dx] != c * base[dx] for dx in base):
+            return None
+        cols.append([dy, c])
+    if len(cols) < 2 or len(base) < 2:
+        return None
+    return [[dx, base[dx]] for dx in sorted(base)], cols
+
+
+def plan_data(plan: CpuPlan, form: str = "plan") -> dict:
     """The plan as plain data (what `Lowering` reads, and what a standalone module embeds):
     semiring name, live values as [op, args, params] (numbers as ints or floats), outputs, and
-    each value's region (`Passes.regions`); for a filter over several inputs, their names."""
+    each value's region (`Passes.regions`); for a filter over several inputs, their names.
+    `form` (`FORMS`, one of `forms(plan)`) adds the taps the lowering computes the outputs
+    from instead of the passes."""
     outs = list(plan.outputs.values())
     live = plan.program.live_all(outs)
 
@@ -307,7 +377,9 @@ def plan_data(plan: CpuPlan) -> dict:
             "regions": {i: list(m) for i, m in plan.program.regions(outs).items() if i in live}}
     if plan.inputs:  # `input` pass c reads the c-th of these images
         data["inputs"] = list(plan.inputs)
-    if direct := direct_taps(plan):
+    if form == "separable":
+        data["separable"] = separable_taps(plan)
+    elif direct := direct_taps(plan, force=form == "direct"):
         data["direct"] = direct
     return data
 
@@ -342,15 +414,17 @@ def _direct_form(kernel: Kernel) -> tuple[Fraction, list[tuple[int, int, object]
     return scale, [(dx, dy, int(Fraction(c) / scale)) for (dx, dy), c in entries]
 
 
-def direct_taps(plan: CpuPlan) -> dict[str, dict] | None:
+def direct_taps(plan: CpuPlan, force: bool = False) -> dict[str, dict] | None:
     """Where the plan is to be lowered as direct correlations (`DIRECT_OVER`: over that many
     operations per pixel, one input, and the direct sums together cost no more than the
     plan), each output's {"scale": s, "taps": [[dx, dy, weight], ...]} (numbers as ints or
     floats); else None. The passes are still the plan (verified exactly); the lowered pipeline
-    is checked against the reference correlation like any other (`CpuFilter`)."""
-    if plan.inputs or not plan.kernels or plan.ops() <= DIRECT_OVER:
+    is checked against the reference correlation like any other (`CpuFilter`). `force`: the
+    direct correlations whatever their cost (the `direct` form)."""
+    if plan.inputs or not plan.kernels:
         return None
-    if sum(direct_cost(k) for k in plan.kernels.values()) > plan.ops():
+    if not force and (plan.ops() <= DIRECT_OVER or
+                      sum(direct_cost(k) for k in plan.kernels.values()) > plan.ops()):
         return None
 
     def number(c: object) -> object:
@@ -360,5 +434,5 @@ def direct_taps(plan: CpuPlan) -> dict[str, dict] | None:
             for name, (scale, taps) in forms.items()}
 
 
-__all__ = ["CpuPlan", "direct_taps", "format_channels", "plan_channels", "plan_data",
-           "plan_outputs"]
+__all__ = ["FORMS", "CpuPlan", "direct_taps", "format_channels", "forms", "plan_channels",
+           "plan_data", "plan_outputs", "separable_taps"]

@@ -47,6 +47,8 @@ class CpuFilter:
         self.sources: dict[Border, str] = {}
         self.search_seconds = 0.0
         """Seconds the e-graph search took (set by `build`)."""
+        self.choices: dict[Border, Any] = {}
+        """The form and schedule of each border's pipeline (`schedules.Choice`)."""
 
     @property
     def outputs(self) -> list[str]:
@@ -66,10 +68,12 @@ class CpuFilter:
     def boolean(self) -> bool:
         return self.plan.semiring is BOOLEAN
 
-    def run(self, image: np.ndarray | list[np.ndarray], border: Border) -> list[np.ndarray]:
+    def run(self, image: np.ndarray | list[np.ndarray], border: Border,
+            compiled: Any = None) -> list[np.ndarray]:
         """The raw outputs (float32, or uint8 0/1) for an image already of the pipeline's type
-        (a list of them, one per input channel, for a filter over several inputs)."""
-        compiled = self.compiled(border)
+        (a list of them, one per input channel, for a filter over several inputs); `compiled`:
+        a candidate pipeline's run function instead of the border's own."""
+        compiled = compiled or self.compiled(border)
         images = image if isinstance(image, list) else [image]
         outs = [np.empty_like(images[0]) for _ in self.plan.outputs]
         if images[0].size:
@@ -77,14 +81,36 @@ class CpuFilter:
         return outs
 
     def compiled(self, border: Border) -> Any:
-        """The compiled pipeline for `border`, compiled (or loaded) and checked on first use."""
+        """The compiled pipeline for `border`, compiled (or loaded) and checked on first use:
+        the form and schedule the search chooses (`schedules.choose`, every candidate checked;
+        the choice cached on disk), or the fixed ones (`schedules.FIXED`) where KALG_CPU_SEARCH
+        is 0."""
         if border not in self._compiled:
-            from kalg.targets.cpu import halide  # the only module that imports Halide
-            c = halide.compile_plan(self.plan, border)
+            from kalg.targets.cpu import (
+                halide,  # the only module that imports Halide
+                schedules,
+            )
+            start = time.perf_counter()
+            compiled: dict[tuple, Any] = {}
+
+            def compile_one(form: str, schedule: tuple | None) -> Any:
+                c = halide.compile_plan(self.plan, border, form, schedule)
+                compiled[form, schedule] = c
+                return c.run
+
+            if schedules.searching():
+                choice = schedules.choose(self.plan, border, compile_one,
+                                          lambda run: self._check(border, run))
+            else:
+                choice = schedules.Choice(*schedules.FIXED)
+            key = (choice.form, schedules.SCHEDULES[choice.schedule])
+            c = compiled.get(key) or halide.compile_plan(self.plan, border, *key)
             self._compiled[border] = c.run
-            self.compile_seconds[border] = c.seconds
+            self.choices[border] = choice
+            self.compile_seconds[border] = time.perf_counter() - start
             self.sources[border] = c.source
-            self._check(border)
+            if key not in compiled:  # a cached choice: its pipeline is checked here
+                self._check(border)
         return self._compiled[border]
 
     def _input(self, image: np.ndarray) -> np.ndarray | list[np.ndarray]:
@@ -103,13 +129,15 @@ class CpuFilter:
             return np.ascontiguousarray(a != 0, dtype=np.uint8)
         return np.ascontiguousarray(a, dtype=np.float32)
 
-    def _check(self, border: Border) -> None:
+    def _check(self, border: Border, compiled: Any = None) -> None:
+        """VerificationError unless the border's pipeline (or `compiled`) equals the reference
+        correlation on random images (CHECK_SHAPES)."""
         if self.plan.inputs:
-            return self._check_channels(border)
+            return self._check_channels(border, compiled)
         rng = np.random.default_rng(1)
         for shape in CHECK_SHAPES:
             image = (rng.random(shape) < 0.4) if self.boolean else rng.uniform(-1, 1, shape)
-            got = self.run(self._input(image), border)
+            got = self.run(self._input(image), border, compiled)
             for name, out in zip(self.plan.outputs, got, strict=True):
                 kernel = self.plan.kernels[name]
                 want = correlate(kernel, image, border)
@@ -122,13 +150,13 @@ class CpuFilter:
                         f"image, border {border})", self.plan.describe())
 
 
-    def _check_channels(self, border: Border) -> None:
+    def _check_channels(self, border: Border, compiled: Any = None) -> None:
         """`_check` for a filter over several inputs: each output against the sum over the
         inputs of each input's kernel correlated with it."""
         rng = np.random.default_rng(1)
         for shape in CHECK_SHAPES:
             images = [rng.uniform(-1, 1, shape) for _ in self.plan.inputs]
-            got = self.run(self._input(images), border)
+            got = self.run(self._input(images), border, compiled)
             for name, out in zip(self.plan.outputs, got, strict=True):
                 parts = self.plan.channels[name]
                 want, tol = np.zeros(shape), 0.0
@@ -235,11 +263,11 @@ def plan_definition(definition: frontend.Definition) -> CpuPlan:
 
 def refuse_pipeline(definition: frontend.Definition) -> None:
     """A pipeline has no plan of kernels (its outputs are images): a located error for the
-    paths that take kernels and filters only (the cuda target, a standalone module)."""
+    paths that take kernels and filters only (a standalone module, a filter's plan)."""
     if definition.pipeline is not None:
         raise KalgSemanticError(
-            f"'{definition.name}' is a pipeline: it runs on the cpu target only (kalg run, "
-            "kalg.compile(..., target='cpu')), not as a kernel or filter", definition.span)
+            f"'{definition.name}' is a pipeline: it runs as one (kalg run, kalg.compile(..., "
+            "target='cpu' or 'cuda')), not as a kernel or filter", definition.span)
 
 
 def exact_values(definition: frontend.Definition,

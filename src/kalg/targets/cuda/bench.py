@@ -152,21 +152,10 @@ def measure(p: Prepared, directory: Path, repeats: int = 10,
     """One row on CUDA device 0 (see the module docstring)."""
     images = images_for(p, shape)
     mp = shape[0] * shape[1] / 1e6
-    pipeline = load(p, directory)
-    outs = [np.empty_like(images[0]) for _ in p.outputs]
-    start = time.perf_counter()
-    resident = pipeline.resident(images, outs)
-    first = time.perf_counter() - start
-    t_kalg = median_seconds(resident.run, repeats)
-    got = dict(zip(p.outputs, resident.fetch(), strict=True))
-    resident.free()
-    torch = _torch_call(p, images)
-    cupy = _cupy_call(p, images)
-    t_torch, first_torch, out_torch = _timed(torch, repeats)
-    t_cupy, first_cupy, out_cupy = _timed(cupy, repeats)
-    ref = out_torch if out_torch is not None else out_cupy
-    diff = (max(float(np.max(np.abs(got[o].astype(np.float64) - ref[o]))) for o in p.outputs)
-            if ref is not None else None)
+    t_kalg, first, got = time_library(load(p, directory), images, p.outputs, repeats)
+    t_torch, first_torch, out_torch = timed(_torch_call(p, images), repeats)
+    t_cupy, first_cupy, out_cupy = timed(_cupy_call(p, images), repeats)
+    diff = largest_difference(got, out_torch if out_torch is not None else out_cupy)
     return {"row": p.name, "ops/pixel": p.ops, "kalg MP/s": mp / t_kalg,
             "cuDNN MP/s": mp / t_torch if t_torch else None,
             "CuPy MP/s": mp / t_cupy if t_cupy else None,
@@ -177,7 +166,28 @@ def measure(p: Prepared, directory: Path, repeats: int = 10,
             "schedule": p.schedule}
 
 
-def _timed(call: tuple | None, repeats: int) -> tuple[float | None, float | None, dict | None]:
+def time_library(pipeline: Any, images: list[np.ndarray], outputs: list[str], repeats: int,
+                 ) -> tuple[float, float, dict[str, np.ndarray]]:
+    """A linked kalg library (`library.CudaPipeline`) with its data on the device: (median
+    seconds, first call seconds with the copies, module load and PTX JIT, outputs by name)."""
+    outs = [np.empty_like(images[0]) for _ in outputs]
+    start = time.perf_counter()
+    resident = pipeline.resident(images, outs)
+    first = time.perf_counter() - start
+    seconds = median_seconds(resident.run, repeats)
+    got = dict(zip(outputs, resident.fetch(), strict=True))
+    resident.free()
+    return seconds, first, got
+
+
+def largest_difference(got: dict[str, np.ndarray], ref: dict | None) -> float | None:
+    """The largest |kalg - library| over every output, or None without a library."""
+    if ref is None:
+        return None
+    return max(float(np.max(np.abs(got[o].astype(np.float64) - ref[o]))) for o in got)
+
+
+def timed(call: tuple | None, repeats: int) -> tuple[float | None, float | None, dict | None]:
     """(median seconds, first call seconds, outputs as numpy) of (run, sync, fetch), or Nones."""
     if call is None:
         return None, None, None
@@ -334,5 +344,5 @@ def load_manifest(path: Path) -> list[Prepared]:
     return [Prepared.from_json(d) for d in json.loads(path.read_text(encoding="utf-8"))]
 
 
-__all__ = ["Prepared", "format_table", "layer_row", "load_manifest", "main", "measure",
-           "prepare", "rows", "save_manifest"]
+__all__ = ["Prepared", "format_table", "largest_difference", "layer_row", "load_manifest",
+           "main", "measure", "prepare", "rows", "save_manifest", "time_library", "timed"]

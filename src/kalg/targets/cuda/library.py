@@ -65,6 +65,14 @@ class CudaPipeline:
         for b, _ in buffers[len(images):]:
             self.host("device_sync", b)
 
+    def run_cupy(self, planes: list, dtype: object) -> list:
+        """The pipeline on CuPy `planes` (C-contiguous, of one shape), used in place: its
+        outputs as new CuPy arrays of that shape and `dtype`."""
+        import cupy  # present: the planes are its arrays
+        outs = [cupy.empty(planes[0].shape, dtype) for _ in range(self.outputs)]
+        self.run_device([pointer(p) for p in planes], [pointer(o) for o in outs])
+        return outs
+
     def resident(self, images: list[np.ndarray], outs: list[np.ndarray]) -> Resident:
         return Resident(self, images, outs)
 
@@ -97,9 +105,21 @@ class Resident:
             self.pipeline.lib.halide_device_free(None, ctypes.byref(b))
 
 
+def on_device(image: object) -> bool:
+    """Whether `image` (or its first plane: a list's, a dict's) is a CuPy array."""
+    first = (next(iter(image.values()), None) if isinstance(image, dict)
+             else image[0] if isinstance(image, list | tuple) and image else image)
+    return type(first).__module__.split(".")[0] == "cupy"
+
+
+def pointer(a: object) -> tuple[int, tuple[int, int], np.dtype]:
+    """A CuPy array as `run_device` takes it: (device pointer, shape, dtype)."""
+    return a.data.ptr, tuple(a.shape), np.dtype(a.dtype)
+
+
 def _status(code: int, what: str) -> None:
     if code != 0:
         raise RuntimeError(f"the cuda {what} failed with Halide status {code}")
 
 
-__all__ = ["CudaPipeline", "Resident"]
+__all__ = ["CudaPipeline", "Resident", "on_device", "pointer"]

@@ -25,7 +25,7 @@ from kalg.targets.cpu.runner import (
     plan_definition,
 )
 from kalg.targets.cuda.device import Device, require
-from kalg.targets.cuda.library import CudaPipeline
+from kalg.targets.cuda.library import CudaPipeline, on_device
 
 
 class CudaFilter(CpuFilter):
@@ -57,15 +57,13 @@ class CudaFilter(CpuFilter):
         return self._compiled[border]
 
     def __call__(self, image: Any, border: Border | str | None = None) -> Any:
-        if not _on_device(image):
+        if not on_device(image):
             return super().__call__(image, border)
         b = self.border if border is None else _border(border)
         self.compiled(b)
         planes = self._device_planes(image)
-        import cupy  # present: the image is one of its arrays
-        outs = [cupy.empty(planes[0].shape, planes[0].dtype) for _ in self.plan.outputs]
-        self.pipelines[b].run_device([_pointer(p) for p in planes], [_pointer(o) for o in outs])
-        result = [o.view(cupy.bool_) for o in outs] if self.boolean else outs
+        outs = self.pipelines[b].run_cupy(planes, planes[0].dtype)
+        result = [o.view(bool) for o in outs] if self.boolean else outs
         return result[0] if len(result) == 1 else dict(zip(self.plan.outputs, result,
                                                            strict=True))
 
@@ -105,22 +103,15 @@ class CudaFilter(CpuFilter):
         return self.pipelines[b].resident(images, outs)
 
 
-def _on_device(image: Any) -> bool:
-    """Whether `image` (or its first plane) is a CuPy array."""
-    first = (next(iter(image.values()), None) if isinstance(image, dict)
-             else image[0] if isinstance(image, list | tuple) and image else image)
-    return type(first).__module__.split(".")[0] == "cupy"
-
-
-def _pointer(a: Any) -> tuple[int, tuple[int, int], np.dtype]:
-    return a.data.ptr, tuple(a.shape), np.dtype(a.dtype)
-
-
 def build(definition: Any, border: Border | str | None = None, name: str | None = None,
-          ) -> CudaFilter:
-    """See `kalg.targets.cuda.build`. The device is asked for before the search."""
+          ) -> Any:
+    """See `kalg.targets.cuda.build`. The device is asked for before the search. A `pipeline`
+    definition gives a `CudaGraphPipeline` (`kalg.targets.cuda.pipelines`)."""
     found = require()
     d = load_definition(definition, name)
+    if d.pipeline is not None:  # one fused pipeline under the GPU schedule
+        from kalg.targets.cuda.pipelines import build_pipeline
+        return build_pipeline(d, border, found)
     start = time.perf_counter()
     f = CudaFilter(plan_definition(d), border or d.border or DEFAULT, d.name, found)
     f.search_seconds = time.perf_counter() - start

@@ -16,20 +16,20 @@ from kalg.clock import Clock
 from kalg.eqsat import engine
 from kalg.settings import Deadline, Settings
 from kalg.stages import Stage
-from kalg.targets.scamp5 import codegen, portfolio
+from kalg.targets.scamp5 import portfolio
 from kalg.targets.scamp5.codegen.chain import chain_widths
-from kalg.targets.scamp5.codegen.separable import separable_candidate
-from kalg.targets.scamp5.optimize import Optimized, Options, direct_decomposition, optimize
+from kalg.targets.scamp5.optimize import Optimized, Options, optimize
 from kalg.targets.scamp5.sources import (
-    AS_WRITTEN,
     EGRAPH,
     EGRAPH_VARIANTS,
     FACTOR_CHAIN,
     FACTOR_CHAIN_HALVING_FIRST,
     HORNER,
+    KERNEL,
+    LARGE,
     SEPARABLE,
     SEPARABLE_COLUMN_FIRST,
-    SPLIT_CHAIN,
+    assemble,
 )
 
 
@@ -71,16 +71,7 @@ def search(definition: frontend.Definition, settings: Settings, ops: str,
         if settings.emit is not Stage.PROGRAM:
             return Found(stats, {}, {}, False, optimized)
         # Generate code for every candidate decomposition; the shortest verified program wins.
-        shared = {EGRAPH_VARIANTS: optimized.applied,
-                  HORNER: direct_decomposition(definition.outputs)}
-        if optimized.as_written is not None:
-            shared[AS_WRITTEN] = optimized.as_written
-        if (chain := codegen.factor_chain(definition.outputs)) is not None:
-            shared[FACTOR_CHAIN] = chain
-        if (first := codegen.factor_chain(definition.outputs, halve_first=True)) is not None:
-            shared[FACTOR_CHAIN_HALVING_FIRST] = first
-        if (split := codegen.factor_chain(definition.outputs, split=True)) is not None:
-            shared[SPLIT_CHAIN] = split
+        shared = assemble(definition.outputs, optimized, KERNEL)
         extracted = {ops: optimized.decomposition, **optimized.extra}
         candidates = {op_set: {egraph_name(op_set, ops): extracted[op_set], **shared}
                       for op_set in extracted}
@@ -138,36 +129,39 @@ of several planes."""
 
 
 CHAIN_WIDTH = 3
+"""A factor of at most this many taps is a short sum: what one three-operand add (op set all)
+sums once its shifted copies are in place, so a chain of such factors costs a few instructions
+per factor. Longer factors group the kernel's row sums as the separable split does, in more
+values (`large_candidates`)."""
 
 
 def large_candidates(outputs: dict) -> dict[str, Decomposition] | None:
     """The direct candidates of a large kernel (`LARGE_TAPS`), or None for the full search.
-    When the kernel is separable, the factor chain is offered only if its factors are small
-    sums (at most `CHAIN_WIDTH` taps, as the binomial Gaussian's 1 + x): a chain of long factors
-    (a box's cyclotomic factors) groups the same row sums differently and took 12 s to screen
-    on a 21x21 box for 48 instructions, where row-then-column took 4 s for 28."""
+    When the kernel is separable, the factor chain is offered only if its factors are short
+    sums (`CHAIN_WIDTH`): a chain of long factors (a flat row's cyclotomic factors) groups the
+    same row sums as row-then-column does, in more values, so it screens slower for a longer
+    program."""
     if max(len(k.trimmed()) for k in outputs.values()) <= LARGE_TAPS:
         return None
-    found = {}
-    split = separable_candidate(outputs)
-    chain = codegen.factor_chain(outputs)
+    built = assemble(outputs, None, LARGE)
+    chain, split = built.get(FACTOR_CHAIN), built.get(SEPARABLE)
     widths = [w for k in outputs.values() for w in chain_widths(k)]
+    kept = set()
     if chain is not None and (split is None or max(widths) <= CHAIN_WIDTH):
-        # both orders of halving: neither is shorter on every kernel (LoG 9x9: 33 halving
-        # after each factor, 37 halving first; binomial Gaussians: halving first)
-        found[FACTOR_CHAIN] = chain
-        found[FACTOR_CHAIN_HALVING_FIRST] = codegen.factor_chain(outputs, halve_first=True)
+        # both orders of halving: neither is shorter on every kernel (halving first keeps
+        # values small and shares the outputs' common factors; halving after each factor
+        # leaves the sums integer longer)
+        kept |= {FACTOR_CHAIN, FACTOR_CHAIN_HALVING_FIRST}
     if split is not None:
-        found[SEPARABLE] = split
-        if FACTOR_CHAIN not in found:  # the chain of small factors wins there (Gaussians)
-            found[SEPARABLE_COLUMN_FIRST] = separable_candidate(outputs, column_first=True)
-    if not found:
+        kept.add(SEPARABLE)
+        if FACTOR_CHAIN not in kept:  # a chain of short factors already splits both axes
+            kept.add(SEPARABLE_COLUMN_FIRST)
+    if not kept:
         return None
-    horner = direct_decomposition(outputs)
     flat = all(abs(c) == 1 for k in outputs.values() for c in k.trimmed().taps.values())
-    if len(horner.live()) <= (FLAT_LARGE_VALUES if flat else LARGE_VALUES):
-        found[HORNER] = horner
-    return found
+    if len(built[HORNER].live()) <= (FLAT_LARGE_VALUES if flat else LARGE_VALUES):
+        kept.add(HORNER)
+    return {name: d for name, d in built.items() if name in kept}
 
 
 JOINT_OUTPUTS = 3

@@ -19,9 +19,7 @@ from kalg.diagnostics import (
     KalgSemanticError,
     RegisterPressureError,
     ResourceLimitError,
-    UsageError,
 )
-from kalg.frontend.target import WIDE
 from kalg.settings import Deadline, Settings
 from kalg.targets.scamp5 import codegen, portfolio
 from kalg.targets.scamp5.candidates import search, search_options
@@ -42,7 +40,17 @@ from kalg.targets.scamp5.machine.symbolic import verify_exact_channels
 from kalg.targets.scamp5.optimize import optimize
 from kalg.targets.scamp5.optimize_channels import channel_terms
 from kalg.targets.scamp5.programs import SCREEN, best_program
-from kalg.targets.scamp5.sources import CLEARED, MATRIX, direct_candidates
+from kalg.targets.scamp5.sources import (
+    CLEARED,
+    DIRECT,
+    EGRAPH,
+    EGRAPH_VARIANTS,
+    MATRIX,
+    MIXED,
+    MIXES,
+    STAGED,
+    assemble,
+)
 
 
 def shortest_program(definition: frontend.Definition, registers: tuple[str, ...],
@@ -107,35 +115,6 @@ def _as_op_set_all(found: tuple[list[Instr], str], definition: frontend.Definiti
     return program, winner
 
 
-def check_budget(definition: frontend.Definition, registers: tuple[str, ...],
-                 universe: tuple[str, ...], target_name: str, settings: Settings) -> None:
-    """Refuse what cannot be compiled for a filter over several inputs, before any search:
-    `--input` (it moves the one input of a kernel; these inputs are the target block's), a
-    register budget without the inputs and outputs, or registers the target does not have.
-    UsageError (exit 2): the file's own block is checked by the front end, so only the
-    command line can cause these."""
-    inputs = definition.inputs
-    if settings.input is not None and settings.input != inputs[0]:
-        raise UsageError(
-            f"'{definition.name}' reads the inputs {' '.join(inputs)} (the target block's "
-            f"'input:'), so --input {settings.input} has nothing to move",
-            hint="leave out --input; list the inputs in the target block, e.g. "
-                 f"'input: {' '.join(inputs)}'")
-    if unknown := [r for r in registers if r not in universe]:
-        raise UsageError(f"register(s) {', '.join(unknown)} are not registers of target "
-                         f"{target_name} ({universe[0]}..{universe[-1]})",
-                         hint=None if target_name == WIDE else
-                         f"use a subset of them, or '--target {WIDE}' for a hypothetical wider "
-                         "register file (in simulation only)")
-    missing = {"output": [o for o in definition.channels if o not in registers],
-               "input": [c for c in inputs if c not in registers]}
-    if said := [f"{', '.join(regs)} {f'is an {role}' if len(regs) == 1 else f'are {role}s'} "
-                f"of '{definition.name}'" for role, regs in missing.items() if regs]:
-        raise UsageError(f"the register budget {' '.join(registers)} must hold every input and "
-                         f"output: {'; '.join(said)}", hint="add them to --registers")
-
-
-
 def _shortest(definition: frontend.Definition, registers: tuple[str, ...],
               inputs: tuple[str, ...], ops: str, settings: Settings, deadline: Deadline,
               clock: Clock, bound: int | None = None, mixes: bool = True,
@@ -152,9 +131,6 @@ def _shortest(definition: frontend.Definition, registers: tuple[str, ...],
         if found is not None and (program is None or len(found) < len(program)):
             program, winner = found, name
     return None if program is None else (program, winner)
-
-
-MIXED = "one mix of the inputs, then the filter on it"
 
 
 def _mixed_program(definition: frontend.Definition, registers: tuple[str, ...],
@@ -193,14 +169,11 @@ def _mixed_program(definition: frontend.Definition, registers: tuple[str, ...],
     return program
 
 
-MIXES = "each output's mix of the inputs, then its kernel on it"
-
-
 def _mixes_program(definition: frontend.Definition, registers: tuple[str, ...],
                    inputs: tuple[str, ...], ops: str, settings: Settings, deadline: Deadline,
                    clock: Clock, bound: int | None = None) -> list[Instr] | None:
     """For a filter of several outputs, each applying one kernel to ITS OWN integer mix of the
-    inputs (`channels.common_mix` per output; frame_pair: smooth * (A - B), sobel * (A + B)):
+    inputs (`channels.common_mix` per output; e.g. s * (A - B) and t * (A + B)):
     the outputs one after another, the one with most taps last. Each output's mix is written
     by adds and subtractions into a register that holds no input and no output made, then the
     output's kernel is compiled on it (`candidates.search`, `choose_program`) with the registers not
@@ -240,10 +213,6 @@ def _mixes_program(definition: frontend.Definition, registers: tuple[str, ...],
         program += [*_integer_mix(mix, place), *stage]
     verify_exact_channels(program, definition.channels, inputs)
     return program
-
-
-STAGED = ("each output's kernels on its inputs from one e-graph per channel, summed or "
-          "their common factor applied to their mix")
 
 
 def _staged_program(definition: frontend.Definition, registers: tuple[str, ...],
@@ -341,11 +310,9 @@ class _ChannelStages:
                                        for name, d in self.candidates[-kernel].items()}
         if kernel not in self.candidates:
             optimized = optimize({"k": kernel}, options)
-            self.candidates[kernel] = {"e-graph": optimized.decomposition,
-                                       "e-graph variants": optimized.applied}
-        found = dict(self.candidates[kernel])
-        found.update(direct_candidates({"k": kernel}))
-        return found
+            self.candidates[kernel] = assemble({"k": kernel}, optimized, (EGRAPH,
+                                                                         EGRAPH_VARIANTS))
+        return {**self.candidates[kernel], **assemble({"k": kernel}, None, DIRECT)}
 
 
 def _negated(decomposition: Decomposition) -> Decomposition:

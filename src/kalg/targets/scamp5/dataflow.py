@@ -5,14 +5,11 @@ SCAMP-5's analogue array adds, subtracts, negates, halves and moves (docs/scamp5
 its vendor library has an absolute-value macro (`abs`, built from `where`/`all` flag writes);
 it has no multiplier, no square root and no comparison into a register. So a product of two
 images, sqrt, min, max, comparisons, select and clamp are errors here; `conv`, sums,
-differences, negation, division by a power of two and `abs` are what the device could run.
-Compiling even those stages into one SCAMP-5 program is not done yet (docs/pipelines.md says
-what remains), so a pipeline on SCAMP-5 is always an error, located at the first stage.
+differences, negation, scaling by constants and `abs` compile into one program
+(`kalg.targets.scamp5.graph_program`), which reads one image.
 """
 
 from __future__ import annotations
-
-from fractions import Fraction
 
 from kalg.dataflow.graph import Graph
 from kalg.diagnostics import KalgSemanticError, Span
@@ -24,25 +21,26 @@ _IMPOSSIBLE = {
     "compare": "a comparison",
     "select": "select",
     "clamp": "clamp",
+    "fixpoint": "a fixpoint (a stage repeated until it no longer changes)",
 }
 
 
 def check_scamp5(graph: Graph, target: str = "scamp5", span: Span | None = None) -> None:
-    """Raise a KalgSemanticError at the first stage of `graph` that `target` cannot run, or,
-    if every stage is one the device has, at the pipeline: not compiled for SCAMP-5 yet."""
+    """Raise a KalgSemanticError at the first stage of `graph` that `target` cannot run, or at
+    the pipeline when it reads more than one image."""
     for i in graph.live():
         n = graph.nodes[i]
         if (why := _why_not(graph, n)) is not None:
             stage = f"stage {n.name!r}" if n.name else "this stage"
             raise KalgSemanticError(f"{stage}: {why} cannot run on {target} (its analogue "
-                                    "array adds, subtracts, halves and takes abs; it has no "
-                                    "multiplier)", n.span,
+                                    "array adds, subtracts, halves and takes abs: no "
+                                    "multiplier, comparison or loop)", n.span,
                                     hint="compile this pipeline with --target cpu")
-    raise KalgSemanticError(
-        f"pipeline {graph.name!r}: pipelines compile for the cpu target only; on {target} "
-        "its stages (convolutions, sums, differences, halvings, abs) are each possible,"
-        " but kalg does not yet join "
-        "them into one program", span, hint="use --target cpu (docs/pipelines.md)")
+    if len(graph.inputs) > 1:
+        raise KalgSemanticError(
+            f"pipeline {graph.name!r} reads {len(graph.inputs)} images: on {target} a pipeline "
+            "reads one (the image the array captures)", span,
+            hint="compile this pipeline with --target cpu")
 
 
 def _why_not(graph: Graph, n) -> str | None:
@@ -51,19 +49,9 @@ def _why_not(graph: Graph, n) -> str | None:
     constants = [graph.nodes[a].param for a in n.args if graph.nodes[a].op == "const"]
     if n.op == "mul" and not constants:
         return "a product of two images"
-    if n.op == "mul" and not _power_of_two(constants[0]):
-        return f"scaling by {constants[0]} (only halving and sign changes)"
-    if n.op == "div" and not _power_of_two(1 / Fraction(constants[0])):
-        return f"division by {constants[0]} (only by powers of two)"
     if n.op in ("add", "sub") and constants:
         return "adding a constant image"
     return None
-
-
-def _power_of_two(c: Fraction) -> bool:
-    c = abs(Fraction(c))
-    return (c != 0 and c.numerator & (c.numerator - 1) == 0 and c.denominator == 1) or (
-        c.numerator == 1 and c.denominator & (c.denominator - 1) == 0)
 
 
 __all__ = ["check_scamp5"]

@@ -24,12 +24,12 @@ from kalg.targets.scamp5.programs import SCREEN, best_program
 from kalg.targets.scamp5.sources import (
     CSE,
     EGRAPH,
-    EGRAPH_VARIANTS,
     LAST_IN_PLACE,
     MATRIX,
     ONE_AT_A_TIME,
     REVERSE,
-    direct_candidates,
+    STAGE,
+    assemble,
 )
 
 
@@ -88,7 +88,7 @@ def _choose(candidates: dict[str, dict[str, Decomposition]], outputs: dict,
             found = (program, winner)
         except RegisterPressureError as err:
             pressure = err
-        except MemoryError:  # the search's, within KALG_MEMORY_MIB (a random 7x7 kernel)
+        except MemoryError:  # the search's, within KALG_MEMORY_MIB (dense kernels of many taps)
             pressure = ResourceLimitError(MEMORY)
             stop = f"{MEMORY}: the program is the best of the filter's own constructions"
         except ResourceLimitError as err:  # --timeout before any program: the filter's own
@@ -311,8 +311,7 @@ def output_stage(reg: str, kernel, free: tuple[str, ...], input_register: str, o
     if (reg, EGRAPH) not in memo:
         memo[reg, EGRAPH] = optimize({reg: kernel}, search_options(ops, settings, deadline))
     optimized = memo[reg, EGRAPH]
-    stage = {EGRAPH: optimized.decomposition, EGRAPH_VARIANTS: optimized.applied,
-             **direct_candidates({reg: kernel})}
+    stage = assemble({reg: kernel}, optimized, STAGE)
     keep = () if reg == input_register else ((input_register, 0),)
     stage = {n: Decomposition(d.values, (*d.outputs, *keep)) for n, d in stage.items()}
     try:

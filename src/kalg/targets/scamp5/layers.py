@@ -38,7 +38,8 @@ from kalg.diagnostics import KalgError, UsageError
 from kalg.targets.scamp5.machine.isa import Instr, Mov, bus_steps
 from kalg.targets.scamp5.machine.text import format_program
 
-__all__ = ["Readout", "compile_layer", "group_size", "is_layer", "layer_text", "plan_groups"]
+__all__ = ["Readout", "compile_layer", "group_size", "is_layer", "kernel_text", "layer_text",
+           "plan_groups"]
 
 AUTO = "auto"
 
@@ -264,16 +265,18 @@ def _group_text(spec: LayerSpec, placed: dict[str, str], budget: tuple[str, ...]
     parts = []
     for register, name in placed.items():
         if spec.channels:
-            terms = [f"{_matrix(k)} * {rename[c]}" for c, k in sorted(spec.channels[name].items())]
+            terms = [f"{kernel_text(k)} * {rename[c]}"
+                     for c, k in sorted(spec.channels[name].items())]
             parts.append(f"{register}: {' + '.join(terms) or '[0] * ' + inputs[0]}")
         else:
-            parts.append(f"{register}: {_matrix(spec.outputs[name])}")
+            parts.append(f"{register}: {kernel_text(spec.outputs[name])}")
     block = (f"target {spec.target} {{ registers: {' '.join(budget)}, "
              f"input: {' '.join(inputs)}, ops: {spec.ops} }}")
     return f"{block}\nfilter {spec.name} = [{', '.join(parts)}]\n"
 
 
-def _matrix(kernel: Kernel) -> str:
+def kernel_text(kernel: Kernel) -> str:
+    """The kernel as a .kalg matrix, centred, every coefficient exact."""
     rows = kernel.to_rows(centred=True, fill=0)
     return "[" + "; ".join(" ".join(str(c) for c in row) for row in rows) + "]"
 

@@ -292,20 +292,30 @@ def direct_decomposition(outputs: dict[str, Kernel]) -> Decomposition:
     signed sum of the taps whose power-of-two digit has exponent e.
     """
     b = DagBuilder()
-    results = {name: _horner(b, k) for name, k in sorted(outputs.items())}
+    results = {name: horner(b, k) for name, k in sorted(outputs.items())}
     return b.build(results)
 
 
-def _horner(b: DagBuilder, k: Kernel, source: int | None = None) -> int:
-    """Value of k applied by Horner's rule to `source` (default: the input)."""
+def horner(b: DagBuilder, k: Kernel, source: int | None = None, from_top: bool = False,
+           ) -> int:
+    """Value of k applied to `source` (default: the input) by Horner's rule over its digit
+    planes, one tap at a time: from the lowest plane up, halving between planes, then scaled
+    to the highest plane's power of two; `from_top` (k an integer kernel): from the highest
+    plane down to the units, doubling between planes, with no halving at all (a factor of a
+    chain, `codegen.chain`). The one Horner over DAG values: the direct candidate, the
+    separable candidate's row and column, and every factor of a chain."""
     source = b.input if source is None else source
     planes: dict[int, list[tuple[int, int, int]]] = {}
     for sign, e, x, y in analyses.tap_digits(k):
         planes.setdefault(e, []).append((sign, x, y))
+    if from_top:
+        steps, between = range(max(planes), -1, -1), lambda v: b.add(v, v)
+    else:
+        steps, between = range(min(planes), max(planes) + 1), b.half
     acc: int | None = None
-    for e in range(min(planes), max(planes) + 1):
+    for e in steps:
         if acc is not None:
-            acc = b.half(acc)
+            acc = between(acc)
         for sign, x, y in planes.get(e, []):
             term = b.shift(source, x, y)
             if acc is None:
@@ -313,14 +323,11 @@ def _horner(b: DagBuilder, k: Kernel, source: int | None = None) -> int:
             else:
                 acc = b.add(acc, term) if sign > 0 else b.sub(acc, term)
     assert acc is not None
-    for _ in range(max(planes)):
+    for _ in range(0 if from_top else max(planes)):
         acc = b.add(acc, acc)
-    for _ in range(-max(planes)):
+    for _ in range(0 if from_top else -max(planes)):
         acc = b.half(acc)
     return acc
-
-
-horner = _horner
 
 
 def _lower_node(b: DagBuilder, node: extract.ENode, kids: list[int], graph, choice) -> int:

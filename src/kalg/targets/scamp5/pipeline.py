@@ -26,8 +26,8 @@ from kalg.frontend.target import WIDE
 from kalg.results import Result
 from kalg.settings import Deadline, Settings, bounded
 from kalg.stages import Stage
+from kalg.targets.scamp5 import budget, channel_programs, codegen, filters, layers, sources
 from kalg.targets.scamp5 import candidates as search_stage
-from kalg.targets.scamp5 import channel_programs, filters, layers, sources
 from kalg.targets.scamp5.exact import exhaustive as exact
 from kalg.targets.scamp5.exact.bounds import describe_bound, lower_bound
 from kalg.targets.scamp5.exact.factored import shortest_chain
@@ -35,12 +35,11 @@ from kalg.targets.scamp5.exact.kept import kept_program
 from kalg.targets.scamp5.fallback import CANDIDATE as DIRECT
 from kalg.targets.scamp5.fallback import Fallback, direct_program
 from kalg.targets.scamp5.filters import choose_program
-from kalg.targets.scamp5.machine.isa import REGISTERS as SCAMP5_REGISTERS
-from kalg.targets.scamp5.machine.isa import SIMULATED_REGISTERS, Instr, bus_steps, outside_op_set
+from kalg.targets.scamp5.machine.isa import Instr, bus_steps, outside_op_set
 from kalg.targets.scamp5.machine.simulator import footprint, verify_numeric, verify_numeric_channels
 from kalg.targets.scamp5.machine.symbolic import verify_exact
 from kalg.targets.scamp5.machine.text import format_program
-from kalg.targets.scamp5.sources import EXHAUSTIVE, FACTORED, KEPT
+from kalg.targets.scamp5.sources import EXHAUSTIVE, FACTORED, GOAL_BAGS, KEPT
 
 __all__ = ["Result", "Settings", "Stage", "compile_file", "compile_text"]
 
@@ -106,7 +105,9 @@ def _compile_text(text: str, path: str, settings: Settings, clock: Clock,
     ops = settings.ops or target.ops
     registers = settings.registers or target.registers
     target_name = settings.target or target.name
-    _refuse_pipeline(definition, target_name)
+    if definition.pipeline is not None:
+        return _compile_pipeline(definition, path, settings, ops, registers, input_register,
+                                 target_name, clock)
     # A layer (more outputs than a program holds) and a filter over several inputs have
     # compiles of their own.
     if (own := _own_compile(definition, path, settings, ops, registers, input_register, target,
@@ -115,13 +116,10 @@ def _compile_text(text: str, path: str, settings: Settings, clock: Clock,
     _check_compilable(definition, input_register, registers, target_name,
                       from_options=bool(settings.registers or settings.input))
     full, definition, zeros, warnings = filters.without_zeros(definition, settings.warn)
-    if not definition.outputs:
-        return _cleared_result(full, path, ops, registers, input_register, target_name,
-                               warnings, settings.emit)
-    if (direct := fallback.prepare(settings, lambda: _direct_result(
-            full, {r: {input_register: k} for r, k in definition.outputs.items()}, zeros, path,
-            ops, registers, (input_register,), target_name, warnings))) is not None:
-        return direct
+    if (early := _cleared_or_direct(full, definition, zeros, path, ops, registers,
+                                    input_register, target_name, warnings, settings,
+                                    fallback)) is not None:
+        return early
     warnings += _early_warnings(definition, settings.warn)
     clock.lap("front end")
     found = search_stage.search(definition, settings, ops, deadline, clock)
@@ -144,8 +142,11 @@ def _compile_text(text: str, path: str, settings: Settings, clock: Clock,
         if settings.warn:
             settings.warn(stop)
     clock.lap("codegen")
-    program, winner, proof, proven = _prove(settings, definition.outputs, program, winner,
-                                            registers, input_register, ops, deadline)
+    program, winner, proof, proven, bags = _prove(settings, definition.outputs, program,
+                                                  winner, registers, input_register, ops,
+                                                  deadline)
+    if bags is not None:
+        stats["goal-bag search"] = bags
     if proof is not None:
         stats["exhaustive search"] = proof
     program, winner, noise = _by_noise(settings, found.candidates.get(ops, {}),
@@ -219,7 +220,8 @@ def _cleared_result(definition: frontend.Definition, path: str | Path, ops: str,
     verify_exact(program, definition.outputs, input_register)
     image = np.random.default_rng(0).uniform(-1, 1, VERIFY_SHAPE)
     verify_numeric(program, definition.outputs, image, input_register)
-    stats = _program_stats(program, registers, ops) | {"candidate": sources.CLEARED}
+    stats = _program_stats(program, registers, ops) | {
+        "candidate": sources.CLEARED, "provenance": sources.provenance(sources.CLEARED, {})}
     header = _header(definition, path, ops, registers, input_register, target_name)
     header.append(writes_line(program, (input_register,)))
     return Result(Stage.PROGRAM, format_program(program, header=header), stats, program,
@@ -254,8 +256,7 @@ def _compile_channels(definition: frontend.Definition, path: str | Path, emit: S
                         "ast work)")
     for err in definition.unapproximated.values():
         raise err  # SCAMP-5 can only halve: a non-dyadic kernel needs an approx setting
-    channel_programs.check_budget(definition, registers, SIMULATED_REGISTERS if target_name
-                                  == WIDE else SCAMP5_REGISTERS, target_name, settings)
+    budget.check_budget(definition, registers, target_name, settings_input=settings.input)
     program, winner = channel_programs.shortest_program(definition, registers, target.inputs,
                                                         ops, settings, deadline, clock)
     clock.lap("codegen")
@@ -265,7 +266,8 @@ def _compile_channels(definition: frontend.Definition, path: str | Path, emit: S
     verify_numeric_channels(program, definition.channels, images)
     clock.lap("verify")
     stats = _program_stats(program, registers, ops) | {
-        "candidate": winner, "inputs": " ".join(target.inputs),
+        "candidate": winner, "provenance": sources.provenance(winner, {}),
+        "inputs": " ".join(target.inputs),
         "seconds": {stage: round(s, 3) for stage, s in clock.laps.items()}}
     header = _header(definition, path, ops, registers, " ".join(target.inputs), target_name)
     header.append(writes_line(program, target.inputs))
@@ -282,7 +284,7 @@ def _own_compile(definition: frontend.Definition, path: str | Path, settings: Se
     """A layer's or a filter over several inputs' compile; None for any other definition.
     With --timeout each first makes its fallback (a layer: of direct programs)."""
     # A budget given as an option that misses outputs named as the file's registers is the
-    # option's contradiction (a usage error, `_check_budget`), not a layer to refuse.
+    # option's contradiction (a usage error, `budget.check_budget`), not a layer to refuse.
     contradicted = bool(settings.registers) and set(
         definition.channels or definition.outputs) <= set(target.registers)
     if _layer(definition, registers, input_register, settings.split or target.split,
@@ -302,6 +304,22 @@ def _own_compile(definition: frontend.Definition, path: str | Path, settings: Se
         return _compile_channels(definition, path, settings.emit, ops, registers, target,
                                  target_name, clock, settings, deadline)
     return None
+
+
+def _cleared_or_direct(full: frontend.Definition, definition: frontend.Definition,
+                       zeros: tuple[str, ...], path: str | Path, ops: str,
+                       registers: tuple[str, ...], input_register: str, target_name: str,
+                       warnings: list[str], settings: Settings,
+                       fallback: Fallback) -> Result | None:
+    """The result of a definition whose every output is zero; else, with `settings.direct`,
+    the direct construction's (`Fallback.prepare`, which with --timeout keeps it as the
+    fallback); else None (the searches come next)."""
+    if not definition.outputs:
+        return _cleared_result(full, path, ops, registers, input_register, target_name,
+                               warnings, settings.emit)
+    return fallback.prepare(settings, lambda: _direct_result(
+        full, {r: {input_register: k} for r, k in definition.outputs.items()}, zeros, path,
+        ops, registers, (input_register,), target_name, warnings))
 
 
 def _direct_result(definition: frontend.Definition, outputs: dict, zeros: tuple[str, ...],
@@ -385,7 +403,8 @@ def _compile_layer(definition: frontend.Definition, path: str | Path, settings: 
                                                               verify_shape)
     clock.lap("layer")
     stats = _program_stats(program, registers, ops) | {
-        "programs": len(readouts), "candidate": "layer",
+        "programs": len(readouts), "candidate": sources.LAYER,
+        "provenance": sources.provenance(sources.LAYER, {}),
         "seconds": {stage: round(s, 3) for stage, s in clock.laps.items()}}
     header = _header(definition, path, ops, registers, " ".join(inputs), target_name)
     header[0] = (f"layer: {definition.name} (from {Path(path).name}), {len(readouts)} programs "
@@ -412,46 +431,9 @@ def _check_compilable(definition: frontend.Definition, input_register: str,
             "'kalg optimize FILE --target cpu' finds its cheapest decomposition for a CPU")
     for err in definition.unapproximated.values():
         raise err  # SCAMP-5 can only halve: a non-dyadic kernel needs an approx setting
-    universe = SIMULATED_REGISTERS if target_name == WIDE else SCAMP5_REGISTERS
-    unknown = [r for r in registers if r not in universe]
-    if unknown and target_name == WIDE:
-        raise KalgError(f"register(s) {', '.join(unknown)} are not in the simulated register file "
-                        f"{SIMULATED_REGISTERS[0]}..{SIMULATED_REGISTERS[-1]}")
-    if unknown:
-        raise KalgError(f"register(s) {', '.join(unknown)} do not exist on SCAMP-5: its analogue "
-                        f"registers are {'..'.join(SCAMP5_REGISTERS[::5])}; use a subset of them "
-                        f"(for a hypothetical wider register file, in simulation only, use "
-                        f"'--target {WIDE}' or write 'target {WIDE} {{ registers: A..R }}')")
-    _check_budget(definition, input_register, registers, from_options)
+    budget.check_budget(definition, registers, target_name, input_register, from_options)
     for register, kernel in sorted(definition.outputs.items()):
         _check_output(definition, register, kernel)
-
-
-def _check_budget(definition: frontend.Definition, input_register: str,
-                  registers: tuple[str, ...], from_options: bool = False) -> None:
-    """The input register and every output register must be in the budget; say which is which."""
-    roles: dict[str, list[str]] = {}
-    if input_register not in registers:
-        roles.setdefault(input_register, []).append("the input register (the image starts there)")
-    for register in sorted(definition.outputs):
-        if register not in registers:
-            role = ("the output register (a kernel's result replaces its input)"
-                    if definition.kind == "kernel"
-                    else f"an output register of '{definition.name}'")
-            roles.setdefault(register, []).append(role)
-    if roles:
-        said = "; ".join(f"{r} is {' and '.join(what)}" for r, what in roles.items())
-        error = UsageError if from_options else KalgSemanticError
-        moved = input_register in roles  # a filter's outputs do not move with the input
-        raise error(
-            f"register(s) {', '.join(roles)} must be in the register budget "
-            f"{' '.join(registers)}: {said}",
-            span=None if from_options else definition.span,
-            hint=f"add them to --registers, or move the input with --input REG "
-                 f"(e.g. --input {registers[0]}: a kernel's result then ends in it too)"
-            if moved else "add them to --registers, or give the filter's outputs registers "
-                          "of the budget, or compile it as a sequence of programs with "
-                          "--split auto (docs/layers.md)")
 
 
 def _check_output(definition: frontend.Definition, register: str, kernel: Kernel) -> None:
@@ -473,11 +455,52 @@ def _check_output(definition: frontend.Definition, register: str, kernel: Kernel
             definition.span)
 
 
-def _refuse_pipeline(definition: frontend.Definition, target_name: str) -> None:
-    """A pipeline is a located error on SCAMP-5, at the first stage the device cannot run."""
-    if definition.pipeline is not None:
-        from kalg.targets.scamp5.dataflow import check_scamp5
-        check_scamp5(definition.pipeline, target_name, definition.span)
+def _compile_pipeline(definition: frontend.Definition, path: str | Path, settings: Settings,
+                      ops: str, registers: tuple[str, ...], input_register: str,
+                      target_name: str, clock: Clock) -> Result:
+    """A pipeline: located errors at the first stage SCAMP-5 cannot run, else one program of
+    linear blocks (each compiled by this pipeline, so verified) and `abs`, verified as a whole
+    against the pipeline (`kalg.targets.scamp5.graph_program`)."""
+    from kalg.targets.scamp5.dataflow import check_scamp5
+    from kalg.targets.scamp5.graph_program import lower_graph
+
+    graph = definition.pipeline
+    check_scamp5(graph, target_name, definition.span)
+    if settings.emit is not Stage.PROGRAM:
+        raise KalgError(f"pipeline {graph.name!r} compiles as linear blocks and abs: there is no "
+                        "single e-graph or decomposition to emit (--emit kernels and ast work)")
+    if input_register not in registers:
+        raise UsageError(f"the input register {input_register} must be in the register budget "
+                         f"{' '.join(registers)}")
+    block = dataclasses.replace(settings, name=None, registers=None, input=None, ops=None,
+                                target=target_name, split=None, progress=None)
+    deadline = Deadline(settings.timeout)
+
+    def compile_block(text: str) -> list[Instr]:
+        left = None if deadline.end is None else max(deadline.left(), 0.1)
+        made = compile_text(text, f"{path} (a block)", dataclasses.replace(block, timeout=left))
+        return list(made.program)
+
+    lowered = lower_graph(graph, registers, input_register, ops, target_name, compile_block,
+                          definition.span)
+    clock.lap("pipeline")
+    program = lowered.program
+    stats = _program_stats(program, registers, ops) | {
+        "candidate": "pipeline", "outputs": dict(lowered.outputs), "blocks": lowered.blocks,
+        "abs": lowered.absolutes,
+        "seconds": {stage: round(s, 3) for stage, s in clock.laps.items()}}
+    where = ", ".join(f"{n} in {r}" for n, r in lowered.outputs.items())
+    header = [f"pipeline: {graph.name} (from {Path(path).name}), {lowered.blocks} linear "
+              f"blocks and {lowered.absolutes} abs",
+              f"produced by: kalg, op set {ops}, registers {' '.join(registers)}, input in "
+              f"{input_register}",
+              "verified: exactly (symbolic over the input and each abs taken) and in the "
+              "simulator against the pipeline's reference on integer images (interior PEs)",
+              f"outputs: {where}", writes_line(program, (input_register,))]
+    if target_name == WIDE:
+        header.insert(1, f"target: {_WIDE_NOTE}")
+    return Result(Stage.PROGRAM, format_program(program, header=header), stats, program,
+                  definition=definition, verified=True, input_register=input_register)
 
 
 def _early_warnings(definition: frontend.Definition,
@@ -521,12 +544,31 @@ EXACT_NODES = 20_000
 
 def _prove(settings: Settings, outputs: dict, program: list[Instr], winner: str,
            registers: tuple[str, ...], inp: str, ops: str,
-           deadline: Deadline) -> tuple[list[Instr], str, str | None, int]:
+           deadline: Deadline) -> tuple[list[Instr], str, str | None, int, str | None]:
     """The exact search when asked for (--exhaustive) or cheap (`EXACT_UP_TO`); proof None
-    when it did not run. The last item is the length below which that search proved no
+    when it did not run. The fourth item is the length below which that search proved no
     program exists on `registers` (0: nothing proven on them; a search on six of more
-    registers proves nothing about the whole budget)."""
+    registers proves nothing about the whole budget). Last, the goal-bag search's program
+    where it is shorter, and what that search found, in words (None where
+    it did not run)."""
     six = _six_registers(registers, inp, outputs)
+    found = _proved(settings, outputs, program, winner, registers, six, inp, ops, deadline)
+    nodes = effort.LEVELS[settings.effort].goal_bags
+    if ops != "all" or len(six) != 6:
+        return (*found, None)
+    bags = codegen.goalbag_filter(outputs, six, inp, nodes)
+    words = (f"{'no program' if bags is None else f'{len(bags)} instructions'} within "
+             f"{nodes} bags made; the other searches' best: {len(found[0])}")
+    if bags is not None and len(bags) < len(found[0]):
+        return bags, GOAL_BAGS, found[2], found[3], words
+    return (*found, words)
+
+
+def _proved(settings: Settings, outputs: dict, program: list[Instr], winner: str,
+            registers: tuple[str, ...], six: tuple[str, ...], inp: str, ops: str,
+            deadline: Deadline) -> tuple[list[Instr], str, str | None, int]:
+    """`_prove` but for the goal-bag search, which runs last, so that it only ever replaces a
+    program by a shorter one: the proof and the bound stay true of the shorter one."""
     program, winner = _by_factors(outputs, program, winner, six, inp, ops)
     program, winner = _by_kept_value(outputs, program, winner, six, inp, ops)
     seconds = None if deadline.end is None else max(deadline.left(), 0.1)

@@ -40,6 +40,7 @@ from kalg.targets.scamp5 import codegen
 from kalg.targets.scamp5.codegen.opset import as_op_set_all
 from kalg.targets.scamp5.machine.isa import Instr, bus_steps, outside_op_set
 from kalg.targets.scamp5.machine.symbolic import verify_exact
+from kalg.targets.scamp5.registers import rung
 
 SCREEN = codegen.QUICK
 """Code generation limits every candidate gets first (a fraction of a second each)."""
@@ -109,8 +110,9 @@ class Resources:
         required = self.required()
         mine = [r for r in self.universe if r in self.registers and r not in required]
         spare = [r for r in self.universe if r not in required]
-        free = spare[: size - len(required)]
-        return required + tuple(free), dict(zip(free, mine, strict=False))
+        file = rung(required, spare, size)
+        free = file[len(required):]
+        return file, dict(zip(free, mine, strict=False))
 
 
 @dataclass(frozen=True)
@@ -350,16 +352,16 @@ def search_may_win(candidates: dict[str, dict[str, Decomposition]], outputs: dic
     one output shorter than `bound` instructions (its constant-matrix program), where that is
     in doubt; False only where it is clearly not worth the ladder's time.
 
-    On a dense random 7x7 kernel the ladder spent about 60 s (and up to 6 GiB: a MemoryError
-    under KALG_MEMORY_MIB=4096) for programs of 74 instructions and more, where the
-    constant-matrix program has 51 and is made in 0.01 s. Such kernels are recognised in two
-    steps, both counts (deterministic):
+    On dense kernels without structure the ladder's candidates hold more values than the
+    constant-matrix program has instructions: the ladder then spends a minute and gigabytes
+    for a longer program than the matrix program, made in milliseconds. Such kernels are
+    recognised in two steps, both counts (deterministic):
 
     * a gate that costs nothing: more than `PROBE_TAPS` taps, and every candidate has more
       live values than `bound` (each value is an addition or a halving, a fused macro makes at
-      most two: such candidates are far from a program of `bound` instructions). No kernel of
-      the benchmark or the generality suite passes it (box7: 18 values against 52, gauss7: 38
-      against 557), so their programs and times are unchanged;
+      most two: such candidates are far from a program of `bound` instructions). A kernel
+      with structure (separable, factorable, few distinct coefficients) has candidates of far
+      fewer values than its constant-matrix program has instructions, so it never passes;
     * a probe: every distinct candidate of every op set screened once (`SCREEN`) on the whole
       register file, each search stopped beyond `bound + bound // PROBE_SLACK` instructions
       (the ladder's refines gain less than a quarter on a screen: `programs.LARGE_REFINE_MARGIN`).

@@ -116,7 +116,7 @@ def _flat_sum_limits(limits: codegen.Limits) -> codegen.Limits:
     """`limits` without the centre-difference ranking (`Weights.self_difference`), for the
     large path: a difference against a neighbour in one `subx` pays where it is a large share
     of a short sum, while on the long flat sums of large kernels its three-way splits cost
-    about four times the code generation (11x11 box: 29 s of CPU against 7 s) for no shorter
+    about four times the code generation for no shorter
     program on any large kernel of the suites."""
     kept = tuple(w for w in limits.portfolio if not w.self_difference)
     return dataclasses.replace(limits, portfolio=kept)

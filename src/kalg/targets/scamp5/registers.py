@@ -11,3 +11,13 @@ that name a register beyond F cannot run on the device."""
 
 WIDE = "scamp5_wide"
 """The target name of the simulated wider register file."""
+
+
+def rung(required: tuple[str, ...], others: list[str], size: int) -> tuple[str, ...]:
+    """The register file of `size` registers on a ladder of register files: the `required`
+    ones (input and outputs), then the first of `others`. A larger budget's ladder has every
+    rung of a smaller one (its others begin alike, up to renaming), so the best program over
+    a ladder is monotone in the registers even where one search is not. The one ladder of
+    both searches that climb one (`portfolio.Resources`, `codegen.virtual.rungs`); each
+    chooses its sizes."""
+    return (*required, *others[: size - len(required)])

@@ -2,20 +2,31 @@
 provenance and `kalg bench`'s "won by" call it), whether it yields a decomposition that the code
 generator realises or builds programs itself, and how it makes them, in words.
 
-The stages that assemble candidates (`candidates`, `filters`, `channel_programs`, `pipeline`'s
-exact searches) name them by the constants below, and `provenance` reads the registry, so a
-source is described once. The e-graph's own candidates carry the rules on their path
-(`optimize.Optimized.provenance`). Still to come (issue 25, item 2): the decomposition sources
-seeding the e-graph as equalities with the literal, so that extraction picks among them.
+A decomposition source carries its construction, and `assemble` is the one place candidate
+decompositions are put together: a scope (`KERNEL`, `STAGE`, `DIRECT`, `LARGE`) names the
+sources a stage offers, in the order ties are broken. Program sources (the filters' and channel
+filters' own constructions, the exact searches) are run by their stage, with its budget and the
+bound of the best program so far, and named by the constants below. `provenance` reads the
+registry, so a source is described once; the e-graph's own candidates carry the rules on their
+path (`optimize.Optimized.provenance`). Still to come (issue 25, item 2): the decomposition
+sources seeding the e-graph as equalities with the literal, so that extraction picks among
+them instead of the fixed scopes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from kalg.targets.scamp5.codegen.chain import factor_chain
+from kalg.targets.scamp5.codegen.separable import separable_candidate
+from kalg.targets.scamp5.optimize import direct_decomposition
+
 if TYPE_CHECKING:
     from kalg.algebra.decomp import Decomposition
+    from kalg.algebra.kernel import Kernel
+    from kalg.targets.scamp5.optimize import Optimized
 
 EGRAPH = "e-graph"
 EGRAPH_VARIANTS = "e-graph variants"
@@ -32,9 +43,20 @@ FACTORED = "shortest factors"
 MATRIX = "shared matrix"
 CSE = "shared shifted sums"
 REVERSE = "outputs built backwards"
+GOAL_BAGS = "goal bags"
 ONE_AT_A_TIME = "outputs one at a time"
 LAST_IN_PLACE = "last output in place"
 CLEARED = "every output zero: its register cleared"
+MIXED = "one mix of the inputs, then the filter on it"
+MIXES = "each output's mix of the inputs, then its kernel on it"
+STAGED = ("each output's kernels on its inputs from one e-graph per channel, summed or "
+          "their common factor applied to their mix")
+LAYER = "layer"
+
+
+Build = Callable[[dict[str, "Kernel"], "Optimized | None"], "Decomposition | None"]
+"""A decomposition source's construction: the outputs (register -> kernel) and the e-graph's
+result (None where it did not run) -> its decomposition, or None where it has none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,23 +66,53 @@ class Source:
     made: str | None = None
     """How it makes them, in words (the provenance line); None: the e-graph's own path, or
     the name says it."""
+    build: Build | None = None
+    """A decomposition source's construction (`assemble` calls it); None for program
+    sources, which their stage runs with its budget and bound."""
+
+
+def _egraph(outputs: dict, optimized: Optimized | None) -> Decomposition | None:
+    return None if optimized is None else optimized.decomposition
+
+
+def _variants(outputs: dict, optimized: Optimized | None) -> Decomposition | None:
+    return None if optimized is None else optimized.applied
+
+
+def _as_written(outputs: dict, optimized: Optimized | None) -> Decomposition | None:
+    return None if optimized is None else optimized.as_written
+
+
+def _horner(outputs: dict, optimized: Optimized | None) -> Decomposition:
+    return direct_decomposition(outputs)
+
+
+def _separable(column_first: bool) -> Build:
+    return lambda outputs, _: separable_candidate(outputs, column_first=column_first)
+
+
+def _chain(**how: bool) -> Build:
+    return lambda outputs, _: factor_chain(outputs, **how)
 
 
 SOURCES: dict[str, Source] = {
-    EGRAPH: Source("decomposition"),
-    EGRAPH_VARIANTS: Source("decomposition"),
-    HORNER: Source("decomposition", "digit planes (Horner), no e-graph"),
-    SEPARABLE: Source("decomposition", "row then column, each by Horner, no e-graph"),
+    EGRAPH: Source("decomposition", build=_egraph),
+    EGRAPH_VARIANTS: Source("decomposition", build=_variants),
+    HORNER: Source("decomposition", "digit planes (Horner), no e-graph", _horner),
+    SEPARABLE: Source("decomposition", "row then column, each by Horner, no e-graph",
+                      _separable(column_first=False)),
     SEPARABLE_COLUMN_FIRST: Source("decomposition",
-                                   "column then row, each by Horner, no e-graph"),
-    FACTOR_CHAIN: Source("decomposition", "integer factors applied in turn, no e-graph"),
+                                   "column then row, each by Horner, no e-graph",
+                                   _separable(column_first=True)),
+    FACTOR_CHAIN: Source("decomposition", "integer factors applied in turn, no e-graph",
+                         _chain()),
     FACTOR_CHAIN_HALVING_FIRST: Source(
         "decomposition", "integer factors applied in turn, each after its halvings, common "
-                         "factors of the outputs first, no e-graph"),
+                         "factors of the outputs first, no e-graph", _chain(halve_first=True)),
     SPLIT_CHAIN: Source("decomposition", "integer factors applied in turn, a factor that is "
                                          "factorable plus a tap as its own chain plus the "
-                                         "tap, no e-graph"),
-    AS_WRITTEN: Source("decomposition", "the expression as written, no e-graph"),
+                                         "tap, no e-graph", _chain(split=True)),
+    AS_WRITTEN: Source("decomposition", "the expression as written, no e-graph", _as_written),
     EXHAUSTIVE: Source("program", "exact search over all programs, no e-graph"),
     KEPT: Source("program", "a value of the first instruction kept to the last, the middle "
                             "by the exact search, no e-graph"),
@@ -70,11 +122,48 @@ SOURCES: dict[str, Source] = {
                               "divided once, no e-graph"),
     CSE: Source("program"),
     REVERSE: Source("program"),
+    GOAL_BAGS: Source("program", "outputs built backwards from bags of goals, op set all "
+                                 "(multiples of the input, shifted sums), no e-graph"),
     ONE_AT_A_TIME: Source("program", "each output's own compile, one after another"),
     LAST_IN_PLACE: Source("program", "constant-matrix program, the last output made in place "
                                      "from the others"),
     CLEARED: Source("program"),
+    MIXED: Source("program"),
+    MIXES: Source("program"),
+    STAGED: Source("program"),
+    LAYER: Source("program", "a layer: its groups' programs in sequence, each its own compile"),
 }
+
+
+DIRECT = (HORNER, FACTOR_CHAIN)
+"""The direct decompositions of a filter's stage (`filters.output_stage`, the channel
+programs' stages): each stage is compiled once per register file and order tried, so only the
+two cheapest constructions."""
+
+STAGE = (EGRAPH, EGRAPH_VARIANTS, *DIRECT)
+"""A stage's candidates: the e-graph's extraction and variants, then `DIRECT`."""
+
+KERNEL = (EGRAPH_VARIANTS, HORNER, AS_WRITTEN, FACTOR_CHAIN, FACTOR_CHAIN_HALVING_FIRST,
+          SPLIT_CHAIN)
+"""A definition's candidates besides its e-graph extraction of each op set (named by
+`candidates.egraph_name`, first)."""
+
+LARGE = (FACTOR_CHAIN, FACTOR_CHAIN_HALVING_FIRST, SEPARABLE, SEPARABLE_COLUMN_FIRST, HORNER)
+"""A large kernel's candidates (no e-graph), as `candidates.large_candidates` admits them."""
+
+
+def assemble(outputs: dict, optimized: Optimized | None, scope: tuple[str, ...],
+             ) -> dict[str, Decomposition]:
+    """The candidate decompositions of `outputs`: each source of `scope` that has one, in that
+    order (the tie order: ties keep the earlier candidate). Every assembly of candidates, of a
+    definition, a filter's stage or a large kernel, goes through here."""
+    found = {}
+    for name in scope:
+        build = SOURCES[name].build
+        assert build is not None, f"{name} is not a decomposition source"
+        if (decomposition := build(outputs, optimized)) is not None:
+            found[name] = decomposition
+    return found
 
 
 def provenance(winner: str, egraph: dict[str, list[str]]) -> list[str]:
@@ -84,16 +173,3 @@ def provenance(winner: str, egraph: dict[str, list[str]]) -> list[str]:
     if source is not None and source.made is not None:
         return [source.made]
     return egraph.get(winner, [winner])
-
-
-def direct_candidates(outputs: dict) -> dict[str, Decomposition]:
-    """The direct decompositions every stage adds to its candidates for `outputs`: Horner's
-    digit planes, then the factor chain where the outputs factor (in that order: ties keep
-    the earlier candidate)."""
-    from kalg.targets.scamp5 import codegen
-    from kalg.targets.scamp5.optimize import direct_decomposition
-
-    found = {HORNER: direct_decomposition(outputs)}
-    if (chain := codegen.factor_chain(outputs)) is not None:
-        found[FACTOR_CHAIN] = chain
-    return found

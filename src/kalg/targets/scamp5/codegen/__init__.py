@@ -33,6 +33,7 @@ from kalg.resources import collector_paused
 from kalg.targets.scamp5.codegen.chain import factor_chain
 from kalg.targets.scamp5.codegen.cse import cse_program
 from kalg.targets.scamp5.codegen.filling import last_written
+from kalg.targets.scamp5.codegen.goalbag import goalbag_program
 from kalg.targets.scamp5.codegen.limits import QUICK, Budget, Limits
 from kalg.targets.scamp5.codegen.matrix import matrix_program
 from kalg.targets.scamp5.codegen.memo import Memo
@@ -51,8 +52,8 @@ from kalg.targets.scamp5.machine.isa import (
 from kalg.targets.scamp5.machine.symbolic import verify_exact, verify_exact_channels
 
 __all__ = ["QUICK", "Limits", "Memo", "check_program", "collector_paused", "cse_filter",
-           "factor_chain", "full_filter", "generate", "matrix_channels", "matrix_filter",
-           "pressure_error", "reverse_filter"]
+           "factor_chain", "full_filter", "generate", "goalbag_filter", "matrix_channels",
+           "matrix_filter", "pressure_error", "reverse_filter"]
 
 INLINE_CAPS = (0, 4, 8)
 """Inlining policies tried (see `network.normalise`): 0 keeps the decomposition's structure."""
@@ -310,4 +311,16 @@ def reverse_filter(outputs, registers: Sequence[str], input_register: str,
     if program is None:
         return None
     _verify_program(program, outputs, input_register, op_set, registers)
+    return program
+
+
+def goalbag_filter(outputs, registers: Sequence[str], input_register: str,
+                   nodes: int) -> list[Instr] | None:
+    """The filter `outputs` (register → Kernel) built backwards from bags of goals in op set
+    all (`goalbag.goalbag_program`, at most `nodes` bags expanded), verified exactly; None
+    where that search finds no program."""
+    program = goalbag_program(outputs, registers, input_register, nodes)
+    if program is None:
+        return None
+    _verify_program(program, outputs, input_register, "all", registers)
     return program

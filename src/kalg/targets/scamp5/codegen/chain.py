@@ -18,8 +18,9 @@ from dataclasses import dataclass, replace
 
 from kalg.algebra.decomp import DagBuilder, Decomposition
 from kalg.algebra.kernel import Kernel
-from kalg.eqsat.analyses import factorable_plus_tap, factors, naf, separation
+from kalg.eqsat.analyses import factorable_plus_tap, factors, separation
 from kalg.eqsat.terms import canonicalise
+from kalg.targets.scamp5.optimize import horner
 
 
 def factor_chain(outputs: dict[str, Kernel], split: bool = False,
@@ -224,7 +225,7 @@ def _run(b: DagBuilder, acc: int, steps: tuple) -> int:
         elif isinstance(f, tuple):
             acc = _run_split(b, acc, *f)
         else:
-            acc = _apply(b, acc, f)
+            acc = horner(b, f, acc, from_top=True)
     return acc
 
 
@@ -241,28 +242,8 @@ def _run_split(b: DagBuilder, acc: int, split: Split, halvings: int,
         c, h = c // 2, h - 1
     for _ in range(h):
         acc = b.half(acc)
-    tap = _apply(b, acc, Kernel.of({(p[0] + moved[0], p[1] + moved[1]): abs(c)}))
+    tap = horner(b, Kernel.of({(p[0] + moved[0], p[1] + moved[1]): abs(c)}), acc,
+                 from_top=True)
     if split.negated:  # -(S + c·t) = -c·t - S
         return b.sub(tap, whole) if c < 0 else b.neg(b.add(whole, tap))
     return b.sub(whole, tap) if c < 0 else b.add(whole, tap)
-
-
-def _apply(b: DagBuilder, acc: int, f: Kernel) -> int:
-    """Σ c · acc shifted by each tap of the integer kernel f, by Horner over the signed digits
-    of the coefficients (doublings where a coefficient is not ±1)."""
-    planes: dict[int, list[tuple[int, int, int]]] = {}
-    for (x, y), c in sorted(f.taps.items()):
-        for sign, e in naf(int(c)):
-            planes.setdefault(e, []).append((sign, x, y))
-    total: int | None = None
-    for e in range(max(planes), -1, -1):
-        if total is not None:
-            total = b.add(total, total)
-        for sign, x, y in planes.get(e, []):
-            term = b.shift(acc, x, y)
-            if total is None:
-                total = term if sign > 0 else b.neg(term)
-            else:
-                total = b.add(total, term) if sign > 0 else b.sub(total, term)
-    assert total is not None
-    return total

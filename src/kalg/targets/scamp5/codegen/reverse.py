@@ -89,17 +89,10 @@ def reverse_program(outputs: Mapping[str, Kernel], registers: Sequence[str],
     kernel over the input in `input_register`) within `registers`, op set basic, or None
     (a non-dyadic kernel, an output that is a base or equal to another, no bag fits, or
     more than `MAX_OUTPUTS` outputs / `MAX_TAPS` taps). Deterministic; not verified here."""
-    if len(outputs) > MAX_OUTPUTS or sum(
-            c != 0 for k in outputs.values() for c in k.taps.values()) > MAX_TAPS:
+    if (start := initial_goals(outputs)) is None:
         return None
-    scaled = integer_matrix(outputs)
-    if scaled is None:
-        return None
-    m, columns = scaled
-    goals = {reg: tuple(sorted((d[0], d[1], c) for d, c in col.items())) for reg, col in
-             columns.items()}
-    if len(set(goals.values())) < len(goals) or any(_is_base(g, m) for g in goals.values()):
-        return None
+    m, goals = start
+    columns = {reg: {(x, y): c for x, y, c in g} for reg, g in goals.items()}
     best: list[Instr] | None = None
     memo = _Memo()
     taps = sum(len(g) for g in goals.values())
@@ -111,6 +104,23 @@ def reverse_program(outputs: Mapping[str, Kernel], registers: Sequence[str],
     return best
 
 
+def initial_goals(outputs: Mapping[str, Kernel]) -> tuple[int, dict[str, Goal]] | None:
+    """(m, output register → goal over u = input / 2^m) of a filter the backward searches
+    take, or None: more than `MAX_OUTPUTS` outputs or `MAX_TAPS` taps, a non-dyadic kernel,
+    an output that is a base or equal to another."""
+    if len(outputs) > MAX_OUTPUTS or sum(
+            c != 0 for k in outputs.values() for c in k.taps.values()) > MAX_TAPS:
+        return None
+    scaled = integer_matrix(outputs)
+    if scaled is None:
+        return None
+    m, columns = scaled
+    goals = {reg: as_goal(col) for reg, col in columns.items()}
+    if len(set(goals.values())) < len(goals) or any(is_base(g, m) for g in goals.values()):
+        return None
+    return m, goals
+
+
 def _searches(outputs: int, registers: int, taps: int) -> tuple:
     """The searches run on a rung: they depend on the filter and the rung's size only, so a
     larger register file still runs every search of a smaller one (more registers never
@@ -120,7 +130,7 @@ def _searches(outputs: int, registers: int, taps: int) -> tuple:
     return plain + ((SHARED_SEARCH,) if shared else ())
 
 
-def _is_base(g: Goal, m: int) -> bool:
+def is_base(g: Goal, m: int) -> bool:
     if len(g) != 1:
         return False
     x, y, c = g[0]
@@ -173,8 +183,8 @@ def _search(goals: dict[str, Goal], m: int, registers: Sequence[str], input_regi
                 if key in seen:
                     continue
                 seen.add(key)
-                if all(_is_base(g, m) for g in child.bag):
-                    program = _program(child, goals, m, registers, input_register)
+                if all(is_base(g, m) for g in child.bag):
+                    program = bag_program(child, goals, m, registers, input_register)
                     if program is not None and (best is None or len(program) < best):
                         best = len(program)
                         yield program
@@ -237,7 +247,7 @@ def _relief(bag: dict, m: int, memo: _Memo) -> int:
     for g in bag:
         if (i := ids.get(g)) is None:
             i = ids[g] = (len(g), len(ids), g)
-        if len(g) > 1 or not _is_base(g, m):
+        if len(g) > 1 or not is_base(g, m):
             order.append(i)
     order.sort()
     total = 0
@@ -274,15 +284,15 @@ def _pair_relief(g: Goal, h: Goal, m: int, memo: _Memo) -> int:
             break
         hs = {(x + d[0], y + d[1]): c for x, y, c in h}
         move = d != (0, 0)
-        rest = _minus(gd, hs, 1)
+        rest = minus(gd, hs, 1)
         if rest is not None:
             best = max(best, ag - (_adds(rest, m, memo) if rest else -1) - 1 - move)
             continue
         common = _common(gd, hs)
         if common is not None:
-            c = _goal(common)
-            rg = _goal({p: gd[p] - common.get(p, 0) for p in gd})
-            rh = _goal({p: hs[p] - common.get(p, 0) for p in hs})
+            c = as_goal(common)
+            rg = as_goal({p: gd[p] - common.get(p, 0) for p in gd})
+            rh = as_goal({p: hs[p] - common.get(p, 0) for p in hs})
             best = max(best, ag + ah - _adds(c, m, memo) - _adds(rg, m, memo)
                        - _adds(rh, m, memo) - 2 - move)
     return best
@@ -290,7 +300,7 @@ def _pair_relief(g: Goal, h: Goal, m: int, memo: _Memo) -> int:
 
 def _goal_estimate(g: Goal, m: int) -> tuple[int, frozenset]:
     """(additions, shifted offsets) of one goal for `_estimate`."""
-    if _is_base(g, m):
+    if is_base(g, m):
         return 0, frozenset()
     adds = sum(bin(abs(c)).count("1") for _, _, c in g) - 1 + all(c < 0 for _, _, c in g)
     return adds, frozenset((x, y) for x, y, _ in g if (x, y) != (0, 0))
@@ -304,7 +314,7 @@ def _children(state: _State, m: int, registers: int, memo: _Memo,
     most `MAX_CHILDREN`), deterministic. `memo`: splits and estimates by goal(s)."""
     out: list[_State] = []
     for g in sorted(state.bag):
-        if _is_base(g, m):
+        if is_base(g, m):
             continue
         for op, parts, extra in _splits(g, state.bag, m, memo):
             child = _step(state, g, op, parts, extra, registers)
@@ -322,11 +332,11 @@ def _splits(g: Goal, bag: dict, m: int, memo: _Memo) -> list[tuple]:
         return [_at_origin(g[0][2], m)]
     found = []
     if all(c < 0 for _, _, c in g):
-        found.append(("neg", (_scale(g, -1),), None))
+        found.append(("neg", (scale(g, -1),), None))
     # moves: g = S^s g', toward the origin or onto a goal of the bag
     for s, direction in _STEPS.items():
-        moved = _shift(g, (-s[0], -s[1]))
-        if moved in bag or _distance(moved) < _distance(g):
+        moved = shift(g, (-s[0], -s[1]))
+        if moved in bag or distance(moved) < distance(g):
             found.append(("movx", (moved,), direction))
     seen: set = set()
     for key in [(g, h) for h in sorted(bag)] + [(g,)]:
@@ -358,13 +368,13 @@ def _with_goal(g: Goal, gd: dict, h: Goal):
         hs = {(p[0] + d[0], p[1] + d[1]): c for p, c in hd.items()}
         if h != g:
             for sign in (1, -1):
-                rest = _minus(gd, hs, sign)
+                rest = minus(gd, hs, sign)
                 if rest is not None:
-                    yield from _pair("add" if sign > 0 else "sub", _goal(hs), rest)
+                    yield from _pair("add" if sign > 0 else "sub", as_goal(hs), rest)
         common = _common(gd, hs)
         if common is not None and (h != g or d != (0, 0)):
-            rest = _goal({p: gd[p] - common.get(p, 0) for p in gd})
-            yield from _pair("add", _goal(common), rest)
+            rest = as_goal({p: gd[p] - common.get(p, 0) for p in gd})
+            yield from _pair("add", as_goal(common), rest)
 
 
 def _parts(g: Goal, gd: dict):
@@ -374,11 +384,11 @@ def _parts(g: Goal, gd: dict):
         top = (1 << (abs(c).bit_length() - 1)) * (1 if c > 0 else -1)
         rest = dict(gd)
         rest[p] = c - top
-        yield from _pair("add" if top > 0 else "sub", ((p[0], p[1], abs(top)),), _goal(rest))
+        yield from _pair("add" if top > 0 else "sub", ((p[0], p[1], abs(top)),), as_goal(rest))
     low = {p: (1 if c > 0 else -1) for p, c in gd.items() if c % 2}
-    if low and _goal(low) != g:
-        rest = _goal({p: c - low.get(p, 0) for p, c in gd.items()})
-        yield from _pair("add", _goal(low), rest)
+    if low and as_goal(low) != g:
+        rest = as_goal({p: c - low.get(p, 0) for p, c in gd.items()})
+        yield from _pair("add", as_goal(low), rest)
 
 
 def _pair(op: str, a: Goal, rest: Goal):
@@ -392,7 +402,7 @@ def _pair(op: str, a: Goal, rest: Goal):
         yield "add", (a, rest), None
 
 
-def _minus(gd: dict, hs: dict, sign: int) -> Goal | None:
+def minus(gd: dict, hs: dict, sign: int) -> Goal | None:
     """g - sign·hs where sign·hs lies inside g (same signs, no larger), else None."""
     rest = dict(gd)
     for p, c in hs.items():
@@ -401,7 +411,7 @@ def _minus(gd: dict, hs: dict, sign: int) -> Goal | None:
         if have == 0 or (have > 0) != (c > 0) or abs(c) > abs(have):
             return None
         rest[p] = have - c
-    return _goal(rest)
+    return as_goal(rest)
 
 
 def _common(gd: dict, hs: dict) -> dict | None:
@@ -417,19 +427,19 @@ def _common(gd: dict, hs: dict) -> dict | None:
     return common
 
 
-def _goal(d: Mapping) -> Goal:
+def as_goal(d: Mapping) -> Goal:
     return tuple(sorted((p[0], p[1], c) for p, c in d.items() if c))
 
 
-def _shift(g: Goal, d: tuple[int, int]) -> Goal:
+def shift(g: Goal, d: tuple[int, int]) -> Goal:
     return tuple(sorted((x + d[0], y + d[1], c) for x, y, c in g))
 
 
-def _scale(g: Goal, k: int) -> Goal:
+def scale(g: Goal, k: int) -> Goal:
     return tuple((x, y, c * k) for x, y, c in g)
 
 
-def _distance(g: Goal) -> int:
+def distance(g: Goal) -> int:
     return sum(abs(x) + abs(y) for x, y, _ in g)
 
 
@@ -451,10 +461,12 @@ def _step(state: _State, g: Goal, op: str, parts: tuple, extra, registers: int):
 
 # ---------------------------------------------------------------------- the program
 
-def _program(state: _State, goals: dict[str, Goal], m: int, registers: Sequence[str],
+def bag_program(state, goals: dict[str, Goal], m: int, registers: Sequence[str],
              input_register: str) -> list[Instr] | None:
-    """The halvings that make the bases of the final bag, then the steps in forward order,
-    allocated to `registers` (the outputs pinned; else the last output moved at the end)."""
+    """The halvings that make the bases of the final bag of `state` (its `bag` and `code`,
+    the steps reversed as a linked list), then the steps in forward order, allocated to
+    `registers` (the outputs pinned; else the last output moved at the end); op set basic's
+    `divq` halves (`codegen.goalbag` makes them op set all's `div`)."""
     code = []
     node = state.code
     while node:

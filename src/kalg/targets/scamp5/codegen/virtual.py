@@ -5,16 +5,35 @@ allocation of their virtual code (`allocate`).
 
 Virtual code is a list of (op, destination, sources, extra) over values named by tuples:
 ("in",) the input, ("out", R) the accumulator of the output in register R, anything else an
-intermediate value; `extra` is a direction (movx) or div's scratch value.
+intermediate value; `extra` is a direction (movx, addx, subx), two (`TwoSteps`: mov2x, add2x,
+sub2x) or div's scratch value.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 
 from kalg.algebra.kernel import Kernel
-from kalg.targets.scamp5.machine.isa import Add, Div, Divq, Instr, Mov, Movx, Neg, Sub
+from kalg.targets.scamp5.machine.isa import (
+    Add,
+    Add2x,
+    Add3,
+    Addx,
+    Dir,
+    Div,
+    Divq,
+    Instr,
+    Mov,
+    Mov2x,
+    Movx,
+    Neg,
+    Sub,
+    Sub2x,
+    Subx,
+)
+from kalg.targets.scamp5.registers import rung
 
 MAX_RUNG = 8
 """Register files of at most this many registers are searched (`rungs`): a larger file gets
@@ -43,13 +62,13 @@ def rungs(registers: Sequence[str], columns: Mapping, input_register: str):
     others, for every j up to `MAX_RUNG` registers in all. The search is not monotone in the
     registers (a register more lets other plans into the beam), the minimum over these rungs
     is: a file with more registers has every rung of a smaller one (up to renaming)."""
-    needed = [r for r in registers if r in columns or r == input_register]
+    needed = tuple(r for r in registers if r in columns or r == input_register)
     others = [r for r in registers if r not in needed]
-    for j in range(min(len(others), MAX_RUNG - len(needed)) + 1):
-        yield tuple(needed + others[:j])
+    for size in range(len(needed), min(len(registers), MAX_RUNG) + 1):
+        yield rung(needed, others, size)
 
 
-_NOT_REUSED = {"sub": (1,), "neg": (0,), "divq": (0,), "div": (0,)}
+_NOT_REUSED = {"sub": (1,), "subx": (1,), "sub2x": (1,), "neg": (0,), "divq": (0,), "div": (0,)}
 """Operands whose register the destination may not take (the ISA's y != x rules; div destroys
 its source, which is also never the destination)."""
 
@@ -130,11 +149,30 @@ def _register(v, now, pinned, claims, busy, registers, last) -> str | None:
                                     registers.index(r)))
 
 
+@dataclass(frozen=True, slots=True)
+class TwoSteps:
+    """The `extra` of a two-step macro (mov2x, add2x, sub2x): its directions (not a tuple, which
+    `extra` uses for div's scratch value)."""
+
+    d1: Dir
+    d2: Dir
+
+
+_MOVED = {"mov2x": lambda y, xs, e: Mov2x(y, xs[0], e.d1, e.d2),
+          "addx": lambda y, xs, e: Addx(y, xs[0], xs[1], e),
+          "add2x": lambda y, xs, e: Add2x(y, xs[0], xs[1], e.d1, e.d2),
+          "subx": lambda y, xs, e: Subx(y, xs[0], e, xs[1]),
+          "sub2x": lambda y, xs, e: Sub2x(y, xs[0], e.d1, e.d2, xs[1])}
+"""The op set all macros of virtual code (`codegen.goalbag`) that move their operands."""
+
+
 def _instr(op: str, y: str, xs: list[str], extra, where) -> Instr:
     if op == "movx":
         return Movx(y, xs[0], extra)
+    if op in _MOVED:
+        return _MOVED[op](y, xs, extra)
     if op == "add":
-        return Add(y, xs[0], xs[1])
+        return Add(y, *xs) if len(xs) == 2 else Add3(y, *xs)
     if op == "sub":
         return Sub(y, xs[0], xs[1])
     if op == "neg":

@@ -15,6 +15,11 @@ Where the spec is silent, kalg chooses (and both simulators follow, since they r
 * `add2x`/`sub2x` take any two directions: the spec constrains only `mov2x` (d1 = d2 or
   d1 ⟂ d2); opposite directions are legal there and cancel (net offset zero).
 * The source of a 3-argument `div` is left undefined (`POISON`): the spec says it is destroyed.
+* `abs(y, x0)` (the vendor's macro, docs/pipelines.md "The abs macro") is the one instruction
+  that is not linear: its `effects` give the linear form whose absolute value it writes, and
+  `pointwise` names the function (`"abs"`). The numeric simulator applies it; the exact
+  simulator of kernels (`symbolic.py`) refuses it, `piecewise.py` executes it. It is in no op
+  set: the kernel searches never use it, only pipelines' lowering does.
 """
 
 from __future__ import annotations
@@ -119,6 +124,11 @@ class Instr:
 
     def violation(self) -> str | None:
         """The constraint this instruction breaks, in words, or None."""
+        return None
+
+    def pointwise(self, dest: str) -> str | None:
+        """The function applied to the linear form `effects` gives for `dest` ("abs"), or None
+        where the register gets the form itself (every linear macro)."""
         return None
 
 
@@ -393,19 +403,49 @@ class Diva(Instr):
         return "diva needs y0, y1, y2 all different"
 
 
+@dataclass(frozen=True, slots=True)
+class Abs(Instr):
+    """The vendor's absolute value: y := |x0|; NEWS := −x0 (x0 kept, FLAG left all-on).
+
+    Not linear (`pointwise`). Its expansion, in the vendor's simulator and kernel API:
+    bus(NEWS); bus(y, NEWS, x0) (y := −x0); bus(NEWS, x0) (NEWS := −x0); where(x0)
+    (FLAG := x0 > 0); bus(y, NEWS) (y := x0 where FLAG); all(): four bus steps and two flag
+    writes. y must differ from x0: where(x0) reads x0 after y is written."""
+
+    y: str
+    x0: str
+    mnemonic: ClassVar[str] = "abs"
+    bus: ClassVar[int] = 4
+
+    def effects(self) -> list[Effect]:
+        return [(self.y, ((ONE, self.x0, ORIGIN),)), (NEWS, ((-ONE, self.x0, ORIGIN),))]
+
+    def pointwise(self, dest: str) -> str | None:
+        return "abs" if dest == self.y else None
+
+    def violation(self) -> str | None:
+        return None if self.y != self.x0 else "abs needs y != x0 (where(x0) reads x0 after y " \
+                                              "is written)"
+
+
 ALL_MACROS: tuple[type[Instr], ...] = (
-    Mov, Res, Neg, Add, Add3, Sub, Movx, Mov2x, Addx, Add2x, Subx, Sub2x, Divq, Div, Div4, Diva)
+    Mov, Res, Neg, Add, Add3, Sub, Movx, Mov2x, Addx, Add2x, Subx, Sub2x, Divq, Div, Div4, Diva,
+    Abs)
+
+POINTWISE_MACROS: frozenset[type[Instr]] = frozenset({Abs})
+"""Macros that are not linear: only the lowering of pipelines uses them (docs/pipelines.md)."""
 
 OP_SETS: dict[str, frozenset[type[Instr]]] = {
     "basic": frozenset({Mov, Movx, Add, Sub, Neg, Divq, Res}),
-    "all": frozenset(m for m in ALL_MACROS if m is not Divq),
+    "all": frozenset(m for m in ALL_MACROS if m is not Divq and m not in POINTWISE_MACROS),
 }
 """Op sets as Cain and AUKE define them: `basic` is AUKE's, `all` is Cain's full macro set."""
 
 
 def op_set_violation(instr: Instr, op_set: str) -> str | None:
-    """Why `instr` is outside `op_set`, or None."""
-    if type(instr) in OP_SETS[op_set]:
+    """Why `instr` is outside `op_set`, or None (never for a pointwise macro: see
+    `outside_op_set`)."""
+    if type(instr) in OP_SETS[op_set] or type(instr) in POINTWISE_MACROS:
         return None
     arity = f" with {len(instr.args())} arguments" if instr.mnemonic in ("add", "div") else ""
     return f"{instr.mnemonic}{arity} is not in op set '{op_set}'"
@@ -414,8 +454,9 @@ def op_set_violation(instr: Instr, op_set: str) -> str | None:
 def outside_op_set(program: Sequence[Instr], op_set: str) -> Instr | None:
     """The first instruction of `program` that `op_set` does not have, or None. (`basic`'s
     `divq` is not in `all`: a program found with op set basic is an `all` program only
-    without it.)"""
-    return next((i for i in program if type(i) not in OP_SETS[op_set]), None)
+    without it.) The pointwise macros (`abs`) belong to no op set and are outside none: an op
+    set chooses among the linear macros."""
+    return next((i for i in program if op_set_violation(i, op_set)), None)
 
 
 def first_undefined_read(program: list[Instr], inputs: Sequence[str],

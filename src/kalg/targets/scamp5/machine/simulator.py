@@ -4,7 +4,8 @@ Input: a program (a sequence of `Instr`), an image (H, W) or a batch (N, H, W) p
 input register. Output: register → array of the image's shape, for A–F and NEWS (and any register
 G–Z of the simulated wider file, target `scamp5_wide`, that the program names). Any size works;
 the device is 256×256. The meaning of every instruction is read from `Instr.effects()`, the data
-the exact simulator (`symbolic.py`) executes too, so the two cannot disagree.
+the exact simulator (`symbolic.py`) executes too, so the two cannot disagree; the one
+pointwise macro, `abs`, writes the absolute value of its form (`Instr.pointwise`).
 
 * **Zero fill**: a read outside the array reads 0 (the documented default of the spec). Results
   equal the infinite-array ones only on the *interior* (`footprint`, `interior_mask`).
@@ -70,6 +71,8 @@ class _Write:
     bus: int
     horizontal: bool
     """Some term reads east or west (the write then dirties the border gaps)."""
+    pointwise: str | None = None
+    """"abs": the value written is the form's absolute value (`Instr.pointwise`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +150,8 @@ def _compile(program: tuple[Instr, ...], input_register: str) -> _Plan:
             terms = tuple((float(c), alloc.loc[reg], off) for c, reg, off in reordered or form)
             pad = max([pad, *(max(abs(dx), abs(dy)) for _, _, (dx, dy) in terms)])
             horizontal = any(dx for _, _, (dx, _) in terms)
-            writes.append(_Write(target, terms, dest, instr.bus, horizontal))
+            writes.append(_Write(target, terms, dest, instr.bus, horizontal,
+                                 instr.pointwise(dest)))
             assigned.append((dest, target))
         for dest, target in assigned:  # only now: every write above read the old buffers
             alloc.assign(dest, target)
@@ -235,6 +239,8 @@ def _execute(write: _Write, bufs: _Buffers, scratch: list[np.ndarray]) -> None:
                 scratch.append(np.empty(dst.shape))
             np.multiply(src, c, out=scratch[0])
             np.add(dst, scratch[0], out=dst)
+    if write.pointwise == "abs":  # the only pointwise macro (isa.Abs); zeros stay zero
+        np.abs(dst, out=dst)
     if write.horizontal:
         bufs.clear_gaps(write.target)
 

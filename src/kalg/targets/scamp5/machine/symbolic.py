@@ -17,7 +17,7 @@ from kalg.algebra.kernel import (
     from_dyadic,
     to_dyadic,
 )
-from kalg.diagnostics import VerificationError
+from kalg.diagnostics import ProgramError, VerificationError
 from kalg.targets.scamp5.machine.isa import NEWS, REGISTERS, SIMULATED_REGISTERS, Instr
 
 State = dict[str, Kernel | None]
@@ -37,6 +37,7 @@ def initial_state(input_register: str = "A") -> State:
 
 def step(state: State, instr: Instr) -> State:
     """The state after one instruction (all right-hand sides read the state before it)."""
+    refuse_pointwise(instr)
     new = dict(state)
     for dest, form in instr.effects():
         if form is None:
@@ -75,6 +76,7 @@ def run(state: State, program: Sequence[Instr]) -> State:
     written: set[str] = set()
     try:
         for instr in program:
+            refuse_pointwise(instr)
             new = {}
             for dest, form in instr.effects():
                 new[dest] = _form_value(values, form) if form is not None else None
@@ -85,6 +87,14 @@ def run(state: State, program: Sequence[Instr]) -> State:
     # A register the program never wrote keeps its kernel as it was (untrimmed, as by `step`).
     return {reg: state[reg] if reg not in written else None if v is None
             else from_dyadic(v, trim=True) for reg, v in values.items()}
+
+
+def refuse_pointwise(instr: Instr) -> None:
+    """ProgramError for an instruction no kernel describes (`abs`): its program computes a
+    pipeline, which `piecewise.execute` executes exactly."""
+    if any(instr.pointwise(dest) for dest, _ in instr.effects()):
+        raise ProgramError(f"{instr} is not linear: no kernel describes its result (a program "
+                           "with abs computes a pipeline; check it against the pipeline)")
 
 
 class _NotDyadic(Exception):

@@ -1,0 +1,456 @@
+"""A filter built backwards from its outputs in op set all: an anytime beam search over bags of
+goals whose budget is a count of bags made.
+
+The search is `reverse`'s (op set basic) carried over to Cain's full macro set, in the way Cain
+searches (seed 002, sections 3.1-3.3: goals are multisets of atoms, the search runs backwards
+from the final goals, one instruction per step, a child is kept only where its bag fits the
+registers, and children are ranked by a cost of atoms, distance and repeated goals). This is
+kalg's own formulation, written from the paper, not from Cain's code.
+
+The input is divided once to u = input / 2^m (the chain's values u, 2u, ..., input are the
+*bases*); every output is an integer vector over shifted copies of u, a *goal*. One step back
+removes a goal g from the bag and puts in its place the operands of the instruction that makes g:
+
+* ``movx`` / ``mov2x``: g = S^v g' (one or two steps; g' nearer the origin or already in the bag);
+* ``neg``: g = -(-g);
+* ``add`` of two or three operands, ``sub``: g split into parts - a goal of the bag reused
+  (shifted or not), one whole tap (a shifted *multiple* c·u), all taps of one value (v times a
+  0/1 pattern: the *shared shifted term* of Cain's dense-kernel programs), the positive and the
+  negative part, one edge row or column, one atom;
+* ``addx`` / ``add2x``: g = S^v (a + b), the addition and the move in one instruction;
+  ``subx`` / ``sub2x``: g = S^v a - b;
+* a multiple c·u at the origin from two others: c = a + b, c = a - b (a a base or a multiple in
+  the bag), so that -u, 2u, 3u, 5u, ... are built once and shared, as Cain's programs do.
+
+A child already in the bag is not made again: that is the sharing. The bag must fit the registers
+(it is the live set). The beam keeps, after each step, the bags of lowest estimate (`_estimate`:
+three-operand additions per goal, one instruction per distinct multiple and, weighted, per
+distinct shifted offset; a goal that is a shift of another costs one move); a bag of bases ends a
+path, and the program is the steps reversed after the halvings.
+
+**Budgets are counts.** `goalbag_program(..., nodes=N)` makes at most about N bags in all (it
+stops expanding once N are made), over the searches of `SEARCHES` in turn. Bags made, not bags
+expanded, because a goal of many taps has many more splits: the count follows the work. The
+bags are the same on any machine, so the program is too, and a larger N sees every program a
+smaller one saw (the searches run in the same order): more nodes never give a longer program.
+Not verified here: the caller verifies exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from kalg.algebra.kernel import Kernel
+from kalg.targets.scamp5.codegen.opset import as_op_set_all
+from kalg.targets.scamp5.codegen.reverse import (
+    Goal,
+    as_goal,
+    bag_program,
+    distance,
+    initial_goals,
+    is_base,
+    minus,
+    scale,
+    shift,
+)
+from kalg.targets.scamp5.codegen.virtual import TwoSteps
+from kalg.targets.scamp5.machine.isa import Dir, Instr
+
+SEARCHES = ((2, 24), (1, 24), (2, 96), (1, 96), (2, 384), (1, 384))
+"""(weight of a shifted offset in half-instructions, beam width) of the searches, run in this
+order until the node budget is spent: a narrow beam first (a program early, which prunes the
+wider ones), then wider; offsets weighed as a whole move each and as half of one (`mov2x`,
+`add2x` and `addx` fold moves into other work). A search of width w expands about w bags per
+instruction of its program, each making some 30-40 children for a 3x3 kernel."""
+MAX_CHILDREN = 300
+"""Children of one bag kept for ranking (the lowest estimates): bounds the memory per level."""
+MAX_STEPS = 60
+"""Steps (instructions after the halvings) at most."""
+
+_ONE = {d.vector: d for d in (Dir.EAST, Dir.WEST, Dir.NORTH, Dir.SOUTH)}
+
+
+def _two_steps() -> dict[tuple[int, int], TwoSteps]:
+    """Each vector two steps make (never opposite steps: they cancel), first pair found."""
+    found: dict[tuple[int, int], TwoSteps] = {}
+    for a, da in _ONE.items():
+        for b, db in _ONE.items():
+            v = (a[0] + b[0], a[1] + b[1])
+            if v != (0, 0) and v not in found:
+                found[v] = TwoSteps(da, db)
+    return found
+
+
+_STEPS = ([(v, d, 1) for v, d in _ONE.items()]
+          + [(v, d, 2) for v, d in _two_steps().items()])
+"""(vector, direction(s), length) of every move, one step then two, in a fixed order."""
+
+
+def goalbag_program(outputs: Mapping[str, Kernel], registers: Sequence[str],
+                    input_register: str, nodes: int) -> list[Instr] | None:
+    """The shortest op set all program the backward search finds for `outputs` (output
+    register → kernel over the input in `input_register`) on `registers`, making at most about
+    `nodes` bags, or None (a filter `reverse.initial_goals` does not take: more than three
+    outputs or 27 taps, non-dyadic, an output that is a base or equal to another; or nothing
+    found). Deterministic; not verified."""
+    if (start := initial_goals(outputs)) is None:
+        return None
+    m, goals = start
+    search = _Search(goals, m, registers, input_register, nodes)
+    for weight, width in SEARCHES:
+        search.run(weight, width)
+        if search.left <= 0:
+            break
+    return search.best
+
+
+class _State:
+    """A bag (goal → virtual value), the steps taken (reversed code) and the step count."""
+
+    __slots__ = ("bag", "code", "fresh", "score", "steps")
+
+    def __init__(self, bag: dict, code: tuple, steps: int, fresh: int):
+        self.bag, self.code, self.steps, self.fresh = bag, code, steps, fresh
+        self.score = 0
+
+
+class _Search:
+    """The searches of one filter: the budget left, the best program, the memos by goal."""
+
+    def __init__(self, goals: dict[str, Goal], m: int, registers: Sequence[str],
+                 input_register: str, nodes: int):
+        self.goals, self.m, self.registers, self.input = goals, m, registers, input_register
+        self.left = nodes
+        self.best: list[Instr] | None = None
+        self.own: dict[Goal, list[tuple]] = {}
+        self.pairs: dict[tuple[Goal, Goal], list[tuple]] = {}
+        self.parts: dict[Goal, tuple | None] = {}
+
+    def run(self, weight: int, width: int) -> None:
+        """One beam search (offset weight, width) until it ends or the budget is spent."""
+        start = _State({g: ("out", r) for r, g in self.goals.items()}, (), 0, 0)
+        beam = [start]
+        for _ in range(MAX_STEPS):
+            children: list[tuple] = []
+            seen: set = set()
+            for parent in beam:
+                if self.left <= 0:
+                    return
+                made, kept = self._children(parent, weight)
+                self.left -= made
+                for child in kept:
+                    key = frozenset(child.bag)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    if all(is_base(g, self.m) for g in child.bag):
+                        self._finish(child)
+                    elif self.best is None or (child.steps + self.m + _lower(child.bag, self.m)
+                                               < len(self.best)):
+                        children.append((child.score, len(children), child))
+            if not children:
+                return
+            children.sort(key=lambda c: c[:2])
+            beam = [c[2] for c in children[:width]]
+
+    def _finish(self, state: _State) -> None:
+        basic = bag_program(state, self.goals, self.m, self.registers, self.input)
+        if basic is None:
+            return
+        program = as_op_set_all(basic, self.registers, self.goals)
+        if program is not None and (self.best is None or len(program) < len(self.best)):
+            self.best = program
+
+    def _children(self, state: _State, weight: int) -> tuple[int, list[_State]]:
+        """(bags made, the `MAX_CHILDREN` of lowest estimate) one step back from `state`."""
+        out: list[_State] = []
+        limit = len(self.registers)
+        for g in sorted(state.bag):
+            if is_base(g, self.m):
+                continue
+            for op, parts, extra in self._splits(g, state.bag):
+                child = _step(state, g, op, parts, extra, limit)
+                if child is not None:
+                    child.score = self._estimate(child.bag, weight)
+                    out.append(child)
+        order = sorted(range(len(out)), key=lambda i: (out[i].score, i))
+        return len(out), [out[i] for i in order[:MAX_CHILDREN]]
+
+    def _splits(self, g: Goal, bag: dict) -> list[tuple]:
+        """(op, operand goals, direction(s)) for each way one instruction makes g: g's own
+        (`_own`) and those that reuse a goal of the bag (`_pair`), each memoised."""
+        if (own := self.own.get(g)) is None:
+            own = self.own[g] = self._own(g)
+        found = list(own)
+        for h in sorted(bag):
+            if h != g:
+                if (some := self.pairs.get((g, h))) is None:
+                    some = self.pairs[(g, h)] = self._pair(g, h)
+                found += some
+        return list(dict.fromkeys(found))
+
+    def _own(self, g: Goal) -> list[tuple]:
+        """The splits of g that need no goal of the bag."""
+        if len(g) == 1 and g[0][:2] == (0, 0):
+            return _multiple(g[0][2], (), self.m)
+        found: list[tuple] = []
+        if all(c < 0 for _, _, c in g):
+            found.append(("neg", (scale(g, -1),), None))
+        far = distance(g)
+        for v, d, n in _STEPS:
+            if _far(g, v) <= far - n:
+                found.append(("movx" if n == 1 else "mov2x", (shift(g, (-v[0], -v[1])),), d))
+        twos = [] if len(g) == 1 else list(dict.fromkeys(_own_twos(g)))
+        return found + self._from_twos(g, twos, None)
+
+    def _pair(self, g: Goal, h: Goal) -> list[tuple]:
+        """The splits of g that reuse goal h of the bag (shifted or not, negated, a multiple)."""
+        found: list[tuple] = []
+        if h == scale(g, -1):
+            found.append(("neg", (h,), None))
+        for v, d, n in _STEPS:
+            if shift(g, (-v[0], -v[1])) == h:
+                found.append(("movx" if n == 1 else "mov2x", (h,), d))
+        if len(g) == 1 and g[0][:2] == (0, 0):
+            return found + (_multiple(g[0][2], (h,), self.m) if len(h) == 1
+                            and h[0][:2] == (0, 0) else [])
+        twos = [] if len(g) == 1 else list(_with_goal(g, h))
+        return found + self._from_twos(g, twos, h)
+
+    def _from_twos(self, g: Goal, twos: list[tuple], h: Goal | None) -> list[tuple]:
+        """`twos` (two-operand splits of g), the three-operand adds made from them, the
+        `subx` / `sub2x` forms of them, and g = S^v (a + b) (`addx` / `add2x`) where S^-v g
+        lies nearer the origin and a + b is one of its own splits (with h: no farther, and
+        its splits reusing h)."""
+        found = twos + _threes(twos)
+        for op, (first, second), _ in twos:
+            subs = [(first, second)] if op == "sub" else [
+                (first, scale(second, -1)), (second, scale(first, -1))]
+            for a, b in subs:
+                near = distance(a)
+                for v, d, n in _STEPS:
+                    if _far(a, v) <= near - n * len(a):
+                        found.append(("subx" if n == 1 else "sub2x",
+                                      (shift(a, (-v[0], -v[1])), b), d))
+        far = distance(g) - (1 if h is None else 0)
+        for v, d, n in _STEPS:
+            if _far(g, v) > far:
+                continue
+            moved = shift(g, (-v[0], -v[1]))
+            if len(moved) == 1 and moved[0][:2] == (0, 0):
+                if is_base(moved, self.m):
+                    continue
+                inner = _multiple(moved[0][2], () if h is None else (h,), self.m)
+            elif len(moved) == 1:
+                continue
+            else:
+                inner = list(_own_twos(moved) if h is None else _with_goal(moved, h))
+            found += [("addx" if n == 1 else "add2x", parts, d)
+                      for op, parts, _ in inner if op == "add"]
+        return found
+
+    def _estimate(self, bag: dict, weight: int) -> int:
+        """Half-instructions still needed, estimated: per goal of n taps ceil((n - 1) / 2)
+        three-operand additions (a goal that is a shift of another goal, or its negation, only
+        a move); one instruction per distinct multiple c·u that is not a base; `weight` halves
+        per distinct shifted offset."""
+        adds = 0
+        shapes: set = set()
+        multiples: set = set()
+        offsets: set = set()
+        parts = self.parts
+        for g in bag:
+            if (part := parts.get(g)) is None:
+                part = parts[g] = _goal_part(g, self.m)
+            if part is None:
+                continue
+            cost, shape, many, moved = part
+            multiples |= many
+            offsets |= moved
+            if shape in shapes:
+                adds += 2
+            else:
+                shapes.add(shape)
+                adds += cost
+        return adds + 2 * len(multiples) + weight * len(offsets)
+
+
+# ---------------------------------------------------------------------- splits
+
+def _multiple(c: int, have: tuple, m: int) -> list[tuple]:
+    """c·u at the origin (not a base) from one step back: without `have`, -(−c·u), or c = a + b,
+    c = a - b, c = b - a with a a base, the negation of one or c // 2 (so 5u = 2u + 3u); with
+    `have` (one multiple of the bag at the origin), those with a that multiple."""
+    found: list[tuple] = []
+    if c < 0 and not have:
+        found.append(("neg", (((0, 0, -c),),), None))
+    bases = {1 << j for j in range(m + 1)}
+    values = {h[0][2] for h in have} if have else bases | {-b for b in bases} | {c // 2}
+    for a in sorted(values):
+        if a in (0, c):
+            continue
+        ga = ((0, 0, a),)
+        if c - a != a:
+            found.append(("add", tuple(sorted((ga, ((0, 0, c - a),)))), None))
+        found.append(("sub", (ga, ((0, 0, a - c),)), None))
+        if c + a != 0:
+            found.append(("sub", (((0, 0, c + a),), ga), None))
+    return found
+
+
+def _own_twos(g: Goal):
+    """Two-operand splits of g that need no other goal: one whole tap and the rest, all taps of
+    one value and the rest, the positive and the negative part, an edge row or column and the
+    rest, one atom or the top bit of a tap and the rest."""
+    gd = {(x, y): c for x, y, c in g}
+    for p, c in sorted(gd.items()):
+        yield from _pair(((p[0], p[1], c),), as_goal({q: e for q, e in gd.items() if q != p}))
+    values: dict[int, list] = {}
+    for p, c in gd.items():
+        values.setdefault(c, []).append(p)
+    for c, where in sorted(values.items()):
+        if 1 < len(where) < len(gd):
+            part = as_goal(dict.fromkeys(where, c))
+            yield from _pair(part, as_goal({q: e for q, e in gd.items() if q not in where}))
+    positive = {p: c for p, c in gd.items() if c > 0}
+    if 0 < len(positive) < len(gd):
+        negative = as_goal({p: -c for p, c in gd.items() if c < 0})
+        yield "sub", (as_goal(positive), negative), None
+    for axis in (0, 1):
+        for edge in (min(p[axis] for p in gd), max(p[axis] for p in gd)):
+            line = {p: c for p, c in gd.items() if p[axis] == edge}
+            if 1 < len(line) < len(gd):
+                yield from _pair(as_goal(line), as_goal({p: c for p, c in gd.items()
+                                                     if p not in line}))
+    for p, c in sorted(gd.items()):
+        sign = 1 if c > 0 else -1
+        for part in sorted({(1 << (abs(c).bit_length() - 1)) * sign, sign}):
+            if part != c:
+                rest = dict(gd)
+                rest[p] = c - part
+                yield from _pair(((p[0], p[1], part),), as_goal(rest))
+
+
+def _with_goal(g: Goal, h: Goal):
+    """g = r + S^d h, g = r - S^d h (S^d h lies inside g, sign for sign) and g = c + (g - c)
+    with c the common part of g and S^d h, for every shift d that lines up a tap of h with one
+    of g."""
+    gd = {(x, y): c for x, y, c in g}
+    hd = {(x, y): c for x, y, c in h}
+    for d in sorted({(a[0] - b[0], a[1] - b[1]) for a in gd for b in hd}):
+        hs = {(p[0] + d[0], p[1] + d[1]): c for p, c in hd.items()}
+        for sign in (1, -1):
+            rest = minus(gd, hs, sign)
+            if rest is not None:
+                if sign > 0:
+                    yield from _pair(as_goal(hs), rest)
+                elif rest:
+                    yield "sub", (rest, as_goal(hs)), None
+        common = _common(gd, hs)
+        if common is not None:
+            yield from _pair(as_goal(common), as_goal({p: gd[p] - common.get(p, 0) for p in gd}))
+
+
+def _threes(twos: list[tuple]) -> list[tuple]:
+    """Three-operand adds: a two-operand add split whose rest is split once more by one
+    whole tap (each triple once, in a fixed order)."""
+    found = []
+    seen = set()
+    ordered = [(p[0], p[1]) for op, p, _ in twos if op == "add"]
+    for a, rest in ordered + [(r, a) for a, r in ordered]:
+        if len(rest) < 2:
+            continue
+        rd = {(x, y): c for x, y, c in rest}
+        for p, c in sorted(rd.items()):
+            tap = ((p[0], p[1], c),)
+            other = as_goal({q: e for q, e in rd.items() if q != p})
+            parts = tuple(sorted((a, tap, other)))
+            if len(set(parts)) == 3 and parts not in seen:
+                seen.add(parts)
+                found.append(("add", parts, None))
+    return found
+
+
+def _pair(a: Goal, rest: Goal):
+    if a and rest and a != rest:
+        yield "add", tuple(sorted((a, rest))), None
+
+
+
+
+def _common(gd: dict, hs: dict) -> dict | None:
+    common = {}
+    for p, c in hs.items():
+        have = gd.get(p, 0)
+        if have and (have > 0) == (c > 0):
+            common[p] = min(abs(have), abs(c)) * (1 if c > 0 else -1)
+    if len(common) < 2 or common == gd:
+        return None
+    return common
+
+
+# ---------------------------------------------------------------------- the estimate
+
+def _goal_part(g: Goal, m: int) -> tuple | None:
+    """(additions in halves, shape, multiples, shifted offsets) of one goal for `_estimate`;
+    None for a base."""
+    if is_base(g, m):
+        return None
+    many = frozenset(abs(c) for _, _, c in g if abs(c) & (abs(c) - 1) or abs(c) > 1 << m)
+    moved = frozenset((x, y) for x, y, _ in g if (x, y) != (0, 0))
+    cost = len(g) // 2 * 2 + (1 if len(g) == 1 and g[0][2] < 0 else 0)
+    return cost, _shape(g), many, moved
+
+
+def _shape(g: Goal) -> Goal:
+    """g up to a shift and a sign: translated to its first tap, first coefficient positive."""
+    x0, y0, c0 = g[0]
+    sign = 1 if c0 > 0 else -1
+    return tuple((x - x0, y - y0, c * sign) for x, y, c in g)
+
+
+def _lower(bag: dict, m: int) -> int:
+    """Steps any completion of `bag` still needs: one per goal that is not a base."""
+    return sum(1 for g in bag if not is_base(g, m))
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+
+
+
+
+
+
+
+def _far(g: Goal, v: tuple[int, int]) -> int:
+    """`_distance` of g shifted by -v."""
+    return sum(abs(x - v[0]) + abs(y - v[1]) for x, y, _ in g)
+
+
+
+
+_NOT_HOST = {"sub": (1,), "subx": (1,), "sub2x": (1,), "neg": (0,)}
+"""Operands whose register the result may not take (the ISA's y != x rules)."""
+
+
+def _step(state: _State, g: Goal, op: str, parts: tuple, extra, registers: int):
+    """The state one step back: g's instruction recorded, its operands in the bag; None where
+    the registers do not hold the instruction: the bag before it, and the bag after it with
+    the result besides, unless the result can take the register of an operand read for the
+    last time (`_NOT_HOST`)."""
+    bag = dict(state.bag)
+    dest = bag.pop(g)
+    fresh = state.fresh
+    names = []
+    host = False
+    for k, part in enumerate(parts):
+        if part not in bag:
+            bag[part] = ("val", fresh)
+            fresh += 1
+            host = host or k not in _NOT_HOST.get(op, ())
+        names.append(bag[part])
+    if len(bag) + (not host) > registers:
+        return None
+    return _State(bag, ((op, dest, tuple(names), extra), state.code), state.steps + 1, fresh)
