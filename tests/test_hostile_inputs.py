@@ -26,6 +26,14 @@ def kalg_file(tmp_path: Path, text: str, name: str = "k.kalg") -> Path:
     return path
 
 
+def failing(tmp_path: Path, capsys, command: str, text: str) -> tuple[Path, str]:
+    """`kalg COMMAND` on a file of `text`, which must exit 1: the file and stderr."""
+    path = kalg_file(tmp_path, text)
+    code, _, err = run(capsys, command, str(path))
+    assert code == 1, err
+    return path, err
+
+
 def random_kernel(size: int, seed: int = 0) -> list[list[int]]:
     return np.random.default_rng(seed).integers(-9, 10, size=(size, size)).tolist()
 
@@ -418,10 +426,8 @@ def test_stop_reason_never_says_searched_every_candidate_when_cut(monkeypatch):
 def test_split_2_in_the_target_block_says_the_option_not_expected_a_name(tmp_path, capsys):
     """Fuzzing layers: `split: 2` in a target block was "unexpected number 2: expected '[' or a
     name", which says neither what the field takes nor where a number of outputs goes."""
-    path = kalg_file(tmp_path, "target scamp5 { registers: A..F, input: A, split: 2 }\n"
-                               "filter f = [B: [1], C: [2]]\n")
-    code, _, err = run(capsys, "check", str(path))
-    assert code == 1
+    path, err = failing(tmp_path, capsys, "check", "target scamp5 { registers: A..F, input: A, "
+                        "split: 2 }\nfilter f = [B: [1], C: [2]]\n")
     assert err.startswith(f"{path}:1:51: error: a target field takes names or a register range")
     assert "--split N" in err
 
@@ -520,9 +526,7 @@ def test_pipeline_without_a_conv_on_the_cpu_is_a_located_error_not_index_error(t
     """Fuzzing pipelines: `optimize --target cpu` of a pipeline whose stages are all
     pointwise (`out r = img`) ended in "IndexError: list index out of range"
     (targets/cpu/plan.py: no kernel to plan)."""
-    path = kalg_file(tmp_path, "target cpu { input: A }\npipeline p(img) {\n  let s0 = img\n"
-                               "  out r = img\n}\n")
-    code, _, err = run(capsys, "optimize", str(path))
-    assert code == 1
+    path, err = failing(tmp_path, capsys, "optimize", "target cpu { input: A }\npipeline p(img) "
+                        "{\n  let s0 = img\n  out r = img\n}\n")
     assert err.startswith(f"{path}:2:1: error: 'p': the pipeline applies no kernel")
     assert "conv(KERNEL, IMAGE)" in err
