@@ -360,3 +360,18 @@ def test_cuda_takes_a_filter_with_free_output_names_as_the_cpu_does(tmp_path):
     out = tmp_path / "edges.o"
     assert main(["optimize", str(source), "--target", "cuda", "-o", str(out)]) == 0
     assert out.is_file()
+
+
+def test_a_bench_rows_columns_and_difference_come_from_the_libraries_that_ran():
+    # one row shape for kernels (cuDNN, CuPy) and pipelines (CuPy, PyTorch): a library that
+    # did not run (no CuPy) leaves its columns empty and the difference is the other's
+    from types import SimpleNamespace
+
+    from kalg.targets.cuda.bench import table_row
+    p = SimpleNamespace(name="r", ops=3, search_s=1.0, compile_s=2.0, schedule="gpu")
+    ours = {"o": np.ones((2, 2), np.float32)}
+    row = table_row(p, 8.0, (2.0, 0.5, ours), {"CuPy": (None, None, None),
+                                               "PyTorch": (1.0, 0.2, {"o": np.full((2, 2), 3.0)})})
+    assert row["CuPy MP/s"] is None and row["vs CuPy"] is None
+    assert row["kalg MP/s"] == 4.0 and row["PyTorch MP/s"] == 8.0 and row["vs PyTorch"] == 0.5
+    assert row["max diff"] == 2.0 and row["PyTorch first s"] == 0.2

@@ -152,18 +152,23 @@ def measure(p: Prepared, directory: Path, repeats: int = 10,
     """One row on CUDA device 0 (see the module docstring)."""
     images = images_for(p, shape)
     mp = shape[0] * shape[1] / 1e6
-    t_kalg, first, got = time_library(load(p, directory), images, p.outputs, repeats)
-    t_torch, first_torch, out_torch = timed(_torch_call(p, images), repeats)
-    t_cupy, first_cupy, out_cupy = timed(_cupy_call(p, images), repeats)
-    diff = largest_difference(got, out_torch if out_torch is not None else out_cupy)
-    return {"row": p.name, "ops/pixel": p.ops, "kalg MP/s": mp / t_kalg,
-            "cuDNN MP/s": mp / t_torch if t_torch else None,
-            "CuPy MP/s": mp / t_cupy if t_cupy else None,
-            "vs cuDNN": t_torch / t_kalg if t_torch else None,
-            "vs CuPy": t_cupy / t_kalg if t_cupy else None,
-            "search s": p.search_s, "compile s": p.compile_s, "first call s": first,
-            "cuDNN first s": first_torch, "CuPy first s": first_cupy, "max diff": diff,
-            "schedule": p.schedule}
+    kalg = time_library(load(p, directory), images, p.outputs, repeats)
+    return table_row(p, mp, kalg, {"cuDNN": timed(_torch_call(p, images), repeats),
+                                   "CuPy": timed(_cupy_call(p, images), repeats)})
+
+
+def table_row(p: Any, mp: float, kalg: tuple, libraries: dict[str, tuple]) -> dict:
+    """A bench row: kalg's (median s, first call s, outputs) against each library's `timed`
+    triple (Nones where it did not run), the difference taken against the first that ran."""
+    t_kalg, first, got = kalg
+    ran = [out for _, _, out in libraries.values() if out is not None]
+    row = {"row": p.name, "ops/pixel": p.ops, "kalg MP/s": mp / t_kalg}
+    row |= {f"{n} MP/s": mp / t if t else None for n, (t, _, _) in libraries.items()}
+    row |= {f"vs {n}": t / t_kalg if t else None for n, (t, _, _) in libraries.items()}
+    row |= {"search s": p.search_s, "compile s": p.compile_s, "first call s": first}
+    row |= {f"{n} first s": f for n, (_, f, _) in libraries.items()}
+    return row | {"max diff": largest_difference(got, ran[0] if ran else None),
+                  "schedule": p.schedule}
 
 
 def time_library(pipeline: Any, images: list[np.ndarray], outputs: list[str], repeats: int,

@@ -280,23 +280,15 @@ def measure(p: PreparedPipeline, directory: Path, repeats: int = 10,
     """One pipeline on CUDA device 0: kalg's fused pipeline (data on the device), the CuPy
     chain and the PyTorch chain; throughput, first calls, and the largest difference from
     the CuPy chain (else PyTorch's)."""
-    from kalg.targets.cuda.bench import largest_difference, time_library, timed
+    from kalg.targets.cuda.bench import table_row, time_library, timed
     rng = np.random.default_rng(0)
     images = [rng.random(shape, dtype=np.float32) for _ in p.inputs]
     mp = shape[0] * shape[1] / 1e6
-    t_kalg, first, got = time_library(load(p, directory), images, list(p.outputs), repeats)
+    kalg = time_library(load(p, directory), images, list(p.outputs), repeats)
     border = Border(p.border[0], float(p.border[1]))
-    t_cupy, first_cupy, out_cupy = timed(_chain_call(p, images, "cupy", border), repeats)
-    t_torch, first_torch, out_torch = timed(_chain_call(p, images, "torch", border), repeats)
-    diff = largest_difference(got, out_cupy if out_cupy is not None else out_torch)
-    return {"row": p.name, "ops/pixel": p.ops, "kalg MP/s": mp / t_kalg,
-            "CuPy MP/s": mp / t_cupy if t_cupy else None,
-            "PyTorch MP/s": mp / t_torch if t_torch else None,
-            "vs CuPy": t_cupy / t_kalg if t_cupy else None,
-            "vs PyTorch": t_torch / t_kalg if t_torch else None,
-            "search s": p.search_s, "compile s": p.compile_s, "first call s": first,
-            "CuPy first s": first_cupy, "PyTorch first s": first_torch, "max diff": diff,
-            "schedule": p.schedule}
+    return table_row(p, mp, kalg, {
+        "CuPy": timed(_chain_call(p, images, "cupy", border), repeats),
+        "PyTorch": timed(_chain_call(p, images, "torch", border), repeats)})
 
 
 def _chain_call(p: PreparedPipeline, images: list[np.ndarray], name: str, border: Border,
