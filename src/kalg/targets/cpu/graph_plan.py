@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kalg.dataflow.graph import Graph
-from kalg.diagnostics import KalgSemanticError
 from kalg.eqsat import engine
 from kalg.targets.cpu.optimize import DEFAULT_LIMITS
 from kalg.targets.cpu.plan import CpuPlan, plan_channels
@@ -47,12 +46,7 @@ def conv_name(i: int) -> str:
 def plan_graph(graph: Graph, limits: engine.SaturationLimits = DEFAULT_LIMITS) -> GraphPlan:
     """The verified plan of `graph`'s conv nodes (VerificationError if a pass program is wrong:
     a kalg bug)."""
-    convs = graph.convs()
-    if not convs:  # plan_channels has no kernel to plan (it was an IndexError)
-        raise KalgSemanticError(
-            "the pipeline applies no kernel: every stage is pointwise, and kalg compiles "
-            "pipelines around their convolutions", None,
-            hint="apply a kernel with conv(KERNEL, IMAGE) (conv([1], img) for the image itself)")
+    convs = graph.convs()  # none: a pointwise pipeline (or a fixpoint's part); nothing to plan
     operands = tuple(sorted({graph.nodes[i].args[0] for i in convs}))
     channels = {conv_name(i): {conv_name(graph.nodes[i].args[0]): graph.nodes[i].param}
                 for i in convs}
