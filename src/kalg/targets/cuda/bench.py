@@ -46,8 +46,22 @@ first layer, RGB to 8 maps, and a 4 to 4 one; an 8 to 8 layer took 4 minutes to 
 to compile here, for 904 ops/pixel, and runs each value as a pass over the image)."""
 
 
+class ManifestEntry:
+    """A prepared row as it is written to and read from manifest.json (a dataclass with a
+    `border` pair, which JSON turns into a list)."""
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> Any:
+        data = dict(data)
+        data["border"] = tuple(data["border"])
+        return cls(**data)
+
+
 @dataclass
-class Prepared:
+class Prepared(ManifestEntry):
     """A row (or an example) ready to run on a GPU: the library and the kernels as data."""
 
     name: str
@@ -65,15 +79,6 @@ class Prepared:
     schedule: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
     """What a library's natural call needs: 'size' (box), 'vector' (separable)."""
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
-    @staticmethod
-    def from_json(data: dict) -> Prepared:
-        data = dict(data)
-        data["border"] = tuple(data["border"])
-        return Prepared(**data)
 
 
 def layer_row(inputs: int, outputs: int, seed: int = 11) -> Any:
@@ -349,5 +354,6 @@ def load_manifest(path: Path) -> list[Prepared]:
     return [Prepared.from_json(d) for d in json.loads(path.read_text(encoding="utf-8"))]
 
 
-__all__ = ["Prepared", "format_table", "largest_difference", "layer_row", "load_manifest",
-           "main", "measure", "prepare", "rows", "save_manifest", "time_library", "timed"]
+__all__ = ["ManifestEntry", "Prepared", "format_table", "largest_difference", "layer_row",
+           "load_manifest", "main", "measure", "prepare", "rows", "save_manifest", "table_row",
+           "time_library", "timed"]

@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import operator
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from kalg.targets.cpu.borders import SCIPY, Border
+from kalg.targets.cuda.bench import ManifestEntry, table_row, time_library, timed
 from kalg.targets.table import markdown_table
 
 SHAPE = (2160, 3840)
@@ -49,7 +50,7 @@ COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator
 
 
 @dataclass
-class PreparedPipeline:
+class PreparedPipeline(ManifestEntry):
     """A pipeline ready to run on a GPU: its library, its graph as data, its checks."""
 
     name: str
@@ -66,15 +67,6 @@ class PreparedPipeline:
     search_s: float = 0.0
     compile_s: float = 0.0
     schedule: str = ""
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
-    @staticmethod
-    def from_json(data: dict) -> PreparedPipeline:
-        data = dict(data)
-        data["border"] = tuple(data["border"])
-        return PreparedPipeline(**data)
 
 
 def graph_nodes(graph: Any) -> list[list]:
@@ -280,7 +272,6 @@ def measure(p: PreparedPipeline, directory: Path, repeats: int = 10,
     """One pipeline on CUDA device 0: kalg's fused pipeline (data on the device), the CuPy
     chain and the PyTorch chain; throughput, first calls, and the largest difference from
     the CuPy chain (else PyTorch's)."""
-    from kalg.targets.cuda.bench import table_row, time_library, timed
     rng = np.random.default_rng(0)
     images = [rng.random(shape, dtype=np.float32) for _ in p.inputs]
     mp = shape[0] * shape[1] / 1e6
