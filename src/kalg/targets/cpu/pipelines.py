@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import time
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -231,13 +232,18 @@ class FixpointPipeline(PipelineCall):
         self.cut = split(graph)
         self.before, self.body, self.after = (
             self._part(g, schedule) for g in (self.cut.before, self.cut.body, self.cut.after))
-        self.plan = plan_graph(graph)
         self.search_seconds = 0.0
         self.compile_seconds: dict[Border, float] = {}
         self.sources: dict[Border, str] = {}
         self.iterations = 0
         """Iterations of the body in the last run."""
         self._checked: set[Border] = set()
+
+    @cached_property
+    def plan(self) -> GraphPlan:
+        """The whole graph's plan, for its description (messages, --stats): made when asked,
+        since the parts are planned already and a plan is an e-graph search."""
+        return plan_graph(self.graph)
 
     def _part(self, graph: Graph, schedule: str | None) -> Any:
         """The pipeline of one part (a target's: the cpu's here); a part may hold fixpoints."""
