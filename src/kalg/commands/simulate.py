@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     _noise_model(args)
     if (layer := _layer(args)) is not None:
         from kalg.commands.simulate_layer import run_layer
-        return run_layer(args, *layer, _Out(args.json))
+        return run_layer(args, *layer, lambda: _layer_checker(args), _Out(args.json))
     program = api.load_program(args.program, ops=args.ops,
                                simulated_registers=args.simulated_registers)
     kernel_path, name = kernel_spec(args.kernel)
@@ -147,6 +147,23 @@ def _layer(args: argparse.Namespace):
         return None  # load_program says what is wrong with the file
     registers = SIMULATED_REGISTERS if args.simulated_registers else REGISTERS
     return parse_layer_text(text, str(args.program), op_set=args.ops, registers=registers)
+
+
+def _layer_checker(args: argparse.Namespace):
+    """(check(prefix, register → target) → errors, output → target, image label) for the
+    definition: one input (`check_program`) or several (`check_channel_program`)."""
+    from kalg import api
+
+    kernel_path, name = kernel_spec(args.kernel)
+    if (channels := channel_targets(kernel_path, name)) is not None:
+        targets, inputs = channels
+        images, label = channel_images(args, inputs)
+        return (lambda prefix, t: api.check_channel_program(prefix, t, inputs, images),
+                targets, label)
+    targets, input_register = api.load_targets(Path(kernel_path), name=name, input=args.input)
+    image, label = input_image(args)
+    return (lambda prefix, t: api.check_program(prefix, t, image, input_register),
+            targets, label)
 
 
 def channel_targets(kernel_path: str, name: str | None):

@@ -11,16 +11,16 @@ readout that does not hold its kernel is the program's fault: exit 1, saying whe
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+from collections.abc import Callable
 
 from kalg.diagnostics import ProgramMismatchError, UsageError
 
 
 def run_layer(args: argparse.Namespace, program: list, readouts: list[tuple[int, dict]],
-              out) -> int:
+              checker: Callable, out) -> int:
     """Check every readout of the layer (`program`, `readouts` from `parse_layer_text`)
-    against the definition of --kernel; report one line per readout on `out`."""
-    from kalg.commands import simulate as sim
+    against the definition of --kernel; report one line per readout on `out`. `checker()`
+    gives (check(prefix, register → target) → errors, output → target, image label)."""
     from kalg.targets.scamp5.machine.isa import bus_steps
 
     if args.noise or args.write_result or args.write_error or args.report:
@@ -28,8 +28,7 @@ def run_layer(args: argparse.Namespace, program: list, readouts: list[tuple[int,
                          "checks every readout exactly and on an image (--image, --seed, "
                          "--size); --noise, --write-result, --write-error and --report take "
                          "one program")
-    kernel_path, name = sim.kernel_spec(args.kernel)
-    check, outputs, label = _checker(args, kernel_path, name)
+    check, outputs, label = checker()
     _every_output_read_out(readouts, outputs, args.kernel)
     out.line(f"program  {args.program}: a layer of {len(readouts)} programs, {len(program)} "
              f"instructions, {bus_steps(program)} bus steps")
@@ -48,23 +47,6 @@ def run_layer(args: argparse.Namespace, program: list, readouts: list[tuple[int,
     out.data |= {"verified": True, "max_abs_error": errors}
     out.finish()
     return 0
-
-
-def _checker(args: argparse.Namespace, kernel_path: str, name: str | None):
-    """(check(prefix, register → target) → errors, output → target, image label) for the
-    definition: one input (`check_program`) or several (`check_channel_program`)."""
-    from kalg import api
-    from kalg.commands import simulate as sim
-
-    if (channels := sim.channel_targets(kernel_path, name)) is not None:
-        targets, inputs = channels
-        images, label = sim.channel_images(args, inputs)
-        return (lambda prefix, t: api.check_channel_program(prefix, t, inputs, images),
-                targets, label)
-    targets, input_register = api.load_targets(Path(kernel_path), name=name, input=args.input)
-    image, label = sim.input_image(args)
-    return (lambda prefix, t: api.check_program(prefix, t, image, input_register),
-            targets, label)
 
 
 def _every_output_read_out(readouts: list[tuple[int, dict]], outputs: dict, kernel: str,
