@@ -551,8 +551,8 @@ def _prove(settings: Settings, outputs: dict, program: list[Instr], winner: str,
     registers proves nothing about the whole budget). Last, the goal-bag search's program
     where it is shorter, and what that search found, in words (None where it does not apply;
     it is not run where the exact search proved the program shortest on the six registers it
-    would search: nothing shorter exists for it to find, and a short kernel's compile is
-    then a third faster)."""
+    would search: nothing shorter exists for it to find (about a third of a short kernel's
+    search time)."""
     six = _six_registers(registers, inp, outputs)
     found = _proved(settings, outputs, program, winner, registers, six, inp, ops, deadline)
     nodes = effort.LEVELS[settings.effort].goal_bags
