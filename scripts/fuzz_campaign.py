@@ -15,19 +15,18 @@ traceback, an error without a location) is a failure.
 
 Speed: the parent imports kalg and runs each command once, then forks W workers (leave this
 file unedited while a campaign runs: hypothesis reads it when a worker is forked again); each
-draws its own share of the inputs with hypothesis (seed 27 + its index, so a campaign is
-repeatable for a given W) and runs them one after another in process, telling the parent
-when each starts and ends. The parent is the watchdog: a worker whose input runs past the
-timeout in CPU time (or ten times it in wall-clock time: a niced worker on a loaded machine
-waits for a core) is killed (the input counted as past the timeout) and a fresh worker, forked again
-from the warm parent, resumes its share after that input; so does a worker that died (killed
-for memory). Each worker's address space is capped at M MiB; the peak resident memory is the
-largest a worker reached. Compiling commands also count runs past their own `--timeout`
-contract (S x 1.1 + 1 s): in wall-clock time (`over_wall`, logged) and, as failures, in CPU time
-(a niced worker on a loaded machine waits for a core, which is not the compile's doing). Run it
-niced: `nice -n 15 .venv/bin/python scripts/fuzz_campaign.py`
-(docs/robustness.md has the figures).
-"""
+draws its own share of the inputs with hypothesis (seed --seed + its index, default 27, so a
+campaign is repeatable for a given W, and another --seed draws other inputs) and runs them one
+after another in process, telling the parent when each starts and ends. The parent is the
+watchdog: a worker whose input runs past the timeout in CPU time (or ten times it in wall-clock
+time: a niced worker on a loaded machine waits for a core) is killed (the input counted as past
+the timeout) and a fresh worker, forked again from the warm parent, resumes its share after
+that input; so does a worker that died (killed for memory). Each worker's address space is
+capped at M MiB; the peak resident memory is the largest a worker reached. Compiling commands
+also count runs past their own `--timeout` contract (S x 1.1 + 1 s): in wall-clock time
+(`over_wall`, logged) and, as failures, in CPU time (a niced worker on a loaded machine waits
+for a core, which is not the compile's doing). Run it niced: `nice -n 15 .venv/bin/python
+scripts/fuzz_campaign.py` (docs/robustness.md has the figures). """
 
 from __future__ import annotations
 
@@ -132,8 +131,10 @@ def run_one(command: str, data, tmp: str) -> tuple[str, str, float]:
 
 
 # ----------------------------------------------------------------------------- workers
-def _worker(conn, name: str, index: int, share: int, skip: int, memory_mib: int) -> None:
-    """Draw `share` inputs (seed 27 + index), skip the first `skip`, run the rest; tell the
+def _worker(conn, name: str, index: int, share: int, skip: int, memory_mib: int,
+            base_seed: int) -> None:
+    """Draw `share` inputs (seed base_seed + index), skip the first `skip`, run the rest; tell
+    the
     parent ("start", i, input) before and ("done", i, verdict, detail, seconds, peak KiB)
     after each."""
     _die_with_parent()
@@ -144,7 +145,7 @@ def _worker(conn, name: str, index: int, share: int, skip: int, memory_mib: int)
     counter = [0]
     tmp = tempfile.mkdtemp(prefix=f"fuzz-{name}-{index}-")
 
-    @seed(27 + index)
+    @seed(base_seed + index)
     @settings(max_examples=share, deadline=None, database=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
     @given(data=strategy())
@@ -180,6 +181,7 @@ class Slot:
 
     index: int
     share: int
+    seed: int = 27
     next: int = 0
     proc: multiprocessing.Process | None = None
     conn: mpc.Connection | None = None
@@ -222,7 +224,7 @@ def _spawn(slot: Slot, name: str, memory_mib: int) -> None:
     # not a daemon: a compile starts processes of its own (egglog's, a batch's pool); the
     # worker asks Linux to end it with the parent instead (`_die_with_parent`)
     slot.proc = ctx.Process(target=_worker, args=(child, name, slot.index, slot.share,
-                                                  slot.next, memory_mib))
+                                                  slot.next, memory_mib, slot.seed))
     slot.proc.start()
     child.close()
     slot.conn, slot.current = parent, None
@@ -291,13 +293,14 @@ def _message(slot: Slot, tally: Tally, msg: tuple, contract: float | None) -> No
 
 
 def campaign(name: str, examples: int, workers: int, timeout: float, memory_mib: int,
-             progress) -> dict:
-    """Run `examples` inputs of strategy `name` on `workers` workers; counts and worst cases."""
+             progress, base_seed: int = 27) -> dict:
+    """Run `examples` inputs of strategy `name` on `workers` workers (worker w drawing with
+    seed base_seed + w); counts and worst cases."""
     command = STRATEGIES[name][1]
     contract = COMPILE_TIMEOUT * 1.1 + 1 if command == "batch" or name == "layers_compile" \
         else None
     shares = [examples // workers + (w < examples % workers) for w in range(workers)]
-    slots = [Slot(w, s) for w, s in enumerate(shares) if s]
+    slots = [Slot(w, s, base_seed) for w, s in enumerate(shares) if s]
     tally = Tally(log=progress)
     for slot in slots:
         _spawn(slot, name, memory_mib)
@@ -346,6 +349,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--strategies", default=",".join(list(STRATEGIES)[:7]),
                    help=f"comma-separated, from {', '.join(STRATEGIES)} (default: the "
                         f"checking ones)")
+    p.add_argument("--seed", type=int, default=27,
+                   help="worker i draws its inputs with seed SEED + i (default 27)")
     p.add_argument("--json", type=Path, help="also write the results as JSON")
     p.add_argument("--progress", type=Path, help="append progress lines here (default stderr)")
     args = p.parse_args(argv)
@@ -358,7 +363,8 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         timeout = args.timeout if STRATEGIES[name][1] in ("check", "simulate") else max(
             args.timeout, 120.0)
-        row = campaign(name, args.examples, args.workers, timeout, args.memory_mib, progress)
+        row = campaign(name, args.examples, args.workers, timeout, args.memory_mib, progress,
+                       args.seed)
         row["wall_seconds"] = round(time.perf_counter() - start)
         rows.append(row)
         print(_row(row), flush=True)
