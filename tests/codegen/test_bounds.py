@@ -101,3 +101,12 @@ def test_a_dense_kernel_gets_a_bound_below_its_length_and_no_claim():
     assert 1 <= bound < 12
     assert "proven" not in describe_bound(bound, 12)
     assert describe_bound(12, 12) == "12 instructions: proven shortest"
+
+
+def test_a_kernel_whose_numerators_pass_int64_gets_a_bound_not_overflow_error():
+    # a 31x31 binomial's numerators sum to 2^60: the norm tables (int64) overflowed with
+    # "OverflowError: Python int too large to convert to C long" in every compile of it
+    huge = Kernel.from_rows([[1, 2**61, 3]])
+    bound = lower_bound({"A": huge}, SIX, "A", "all", 45)
+    # one instruction at most triples the largest coefficient: 2^61 needs 39 of them
+    assert 39 <= bound <= 45

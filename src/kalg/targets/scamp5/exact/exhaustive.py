@@ -81,6 +81,7 @@ from kalg.settings import EXHAUSTIVE_NODES as NODES
 from kalg.targets.scamp5.codegen import _verify_program
 from kalg.targets.scamp5.exact.dihedral import image, stabilizer
 from kalg.targets.scamp5.exact.norms import POINTS, NormBound
+from kalg.targets.scamp5.exact.norms import fits as norms_fit
 from kalg.targets.scamp5.exact.norms import monomials as wave_monomials
 from kalg.targets.scamp5.exact.twostep import P as SMALL_P
 from kalg.targets.scamp5.exact.twostep import TwoStep
@@ -332,7 +333,7 @@ class _Search:
         self.symmetries = stabilizer(target_taps) if symmetry else ()
         self.dominance = dominance
         self.norms = NormBound(target_e, target_taps, len(registers), tap_steps) \
-            if norms else None
+            if norms and norms_fit(target_taps) else None
         self.images: list[dict[int, int]] = [{} for _ in self.symmetries]
         self.wave_coef = machine.wave_coef
         self.scaled: dict[int, np.ndarray] = {}

@@ -121,6 +121,19 @@ def norms(e: int, taps: Taps) -> np.ndarray:
     return np.array([sum(map(abs, _times(v, h).values())) for h in FAMILY], dtype=np.int64)
 
 
+HEADROOM = 1 << 40
+"""Largest sum of a target's numerators |n| whose norm tables fit int64 with room to spare:
+N_h is at most 4 times that sum, and `units` multiplies by UNITS (2^6) and shifts by the
+difference of two exponents; 2^40 leaves 2^23 for these."""
+
+
+def fits(taps: Taps) -> bool:
+    """Whether a target of these taps is small enough for `NormBound`'s int64 tables (a
+    larger one, such as a 31x31 binomial whose numerators sum to 2^60, is searched without
+    the norm bounds: fewer prunings, the search still exact)."""
+    return sum(abs(n) for _, _, n in taps) < HEADROOM
+
+
 class NormBound:
     """The norm bounds for one target (see the module)."""
 
