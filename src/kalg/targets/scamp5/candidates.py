@@ -30,6 +30,8 @@ from kalg.targets.scamp5.sources import (
     SEPARABLE,
     SEPARABLE_COLUMN_FIRST,
     assemble,
+    seeded_provenance,
+    seeds,
 )
 
 
@@ -65,7 +67,7 @@ def search(definition: frontend.Definition, settings: Settings, ops: str,
             settings.progress("e-graph: saturating the algebra, extracting decompositions")
         # Search the algebra: seeded e-graph, bounded saturation, DAG-cost extraction.
         optimized = optimize(definition.outputs, search_options(ops, settings, deadline),
-                             definition.structure)
+                             definition.structure, seeds(definition.outputs, KERNEL))
         clock.lap("optimize")
         stats = search_stats(optimized)
         if settings.emit is not Stage.PROGRAM:
@@ -76,7 +78,8 @@ def search(definition: frontend.Definition, settings: Settings, ops: str,
         candidates = {op_set: {egraph_name(op_set, ops): extracted[op_set], **shared}
                       for op_set in extracted}
         provenance = {EGRAPH: optimized.provenance,
-                      EGRAPH_VARIANTS: optimized.applied_provenance}
+                      EGRAPH_VARIANTS: optimized.applied_provenance,
+                      **seeded_provenance(optimized)}
         return Found(stats, candidates, provenance, False, optimized)
     return Found(stats, candidates, provenance, bool(large))
 

@@ -15,6 +15,7 @@ from kalg.algebra.kernel import Kernel
 from kalg.clock import Clock
 from kalg.diagnostics import KalgSemanticError
 from kalg.eqsat import analyses, engine, extract, variants
+from kalg.eqsat.dag_terms import img_lets, same_dag, seed_nodes
 from kalg.eqsat.terms import parse
 from kalg.eqsat.variants import Variant
 from kalg.targets.scamp5 import cost
@@ -73,16 +74,45 @@ class Optimized:
     as_written: Decomposition | None = None
     """The outputs written as algebra applied as written (others by their digit planes);
     None when no output has a written term."""
+    seeded: dict[str, Seeded] = field(default_factory=dict)
+    """Each seeded decomposition's extraction (`optimize`'s `seeded`, and `APPLIED`,
+    `AS_WRITTEN`), by the name it was seeded under; empty when nothing was seeded."""
+
+
+APPLIED = "applied"
+"""The name `Optimized.seeded` gives `Optimized.applied`'s extraction."""
+
+AS_WRITTEN = "as written"
+"""The name `Optimized.seeded` gives `Optimized.as_written`'s extraction."""
+
+
+@dataclass(frozen=True, slots=True)
+class Seeded:
+    """The extraction rooted at a seeded decomposition: the cheapest DAG whose outputs are the
+    seed's own root e-nodes (everything below them the extractor's choice)."""
+
+    decomposition: Decomposition
+    """The seed's own DAG where the extractor chose it (`same`), else the extracted DAG."""
+    same: bool
+    """Whether the extractor chose the seed's own term, value for value."""
+    cost: float
+    """Its cost under the op set's cost model, each node paid once."""
 
 
 def optimize(outputs: dict[str, Kernel], options: Options = Options(),
-             written: dict[str, tuple] | None = None) -> Optimized:
+             written: dict[str, tuple] | None = None,
+             seeded: dict[str, Decomposition] | None = None) -> Optimized:
     """Find the cheapest decomposition of `outputs` (register → kernel) under SCAMP-5 costs.
 
     Two bounded saturations: the algebra (seeded Kernel terms and the ring laws), from which the
     cheapest few Kernel terms of each output are extracted; then the lowering of only those terms
     to register operations, from which one DAG for all outputs is extracted (ILP, shared work
     paid once).
+
+    `seeded` (name → a decomposition source's DAG of `outputs`): each is seeded into the
+    lowering e-graph as its term form, unioned with its outputs' e-classes, as are `applied`
+    and `as_written` (named `APPLIED`, `AS_WRITTEN`); one extraction rooted at each
+    (`Optimized.seeded`). None: nothing is seeded, and the lowering e-graph is as before.
     """
     _check_outputs(outputs)
     clock = Clock()
@@ -92,12 +122,12 @@ def optimize(outputs: dict[str, Kernel], options: Options = Options(),
     kgraph = extract.Graph(data)
     roots = {name: kgraph.lets[f"k_{name}"] for name in seeds.roots}
     forms = variants.variants(kgraph, roots, cost.kernel(), options.variants)
-    seeded = [(term, analysis) for _, term, analysis in seeds.unions]
+    unions = [(term, analysis) for _, term, analysis in seeds.unions]
 
     def origin(picked: dict[str, Variant | None]) -> list[str]:
         """The analyses and rules behind the variants `picked` (None: the digit planes)."""
         nodes = frozenset(n for v in picked.values() if v is not None for n in v.nodes)
-        found = variants.provenance(kgraph, seeded, nodes, "ring laws", seeds.introduced)
+        found = variants.provenance(kgraph, unions, nodes, "ring laws", seeds.introduced)
         if any(v is None for v in picked.values()):
             found = sorted({*found, "digit-planes"})
         return [*found, "lowering"]
@@ -107,8 +137,13 @@ def optimize(outputs: dict[str, Kernel], options: Options = Options(),
     sources = {name: _interleave([v.term for v in vs], halved[name])
                for name, vs in forms.items()}
     offered = {name: list(terms) for name, terms in sources.items()}
-    data, report = engine.saturate(FAMILIES, lowering_facts(offered, seeds.outputs), LOWERING,
-                                   options.limits)
+    applied = apply_terms({name: forms[0] for name, forms in halved.items()})
+    as_written = _as_written(seeds)
+    if seeded is not None:
+        seeded = {**seeded, APPLIED: applied,
+                  **({} if as_written is None else {AS_WRITTEN: as_written})}
+    data, report = engine.saturate(FAMILIES, lowering_facts(offered, seeds.outputs, seeded),
+                                   LOWERING, options.limits)
     clock.lap("lowering")
     graph = extract.Graph(data)
     model = cost.scamp5(options.op_set)
@@ -124,7 +159,7 @@ def optimize(outputs: dict[str, Kernel], options: Options = Options(),
         counts[name] = counts.get(name, 0) + 1
     return Optimized(
         decomposition=to_decomposition(graph, choice, sorted(outputs)),
-        applied=apply_terms({name: forms[0] for name, forms in halved.items()}),
+        applied=applied,
         cost=extract.choice_cost(graph, root, choice, model),
         optimal=optimal,
         saturation=report,
@@ -138,7 +173,8 @@ def optimize(outputs: dict[str, Kernel], options: Options = Options(),
         analyses=counts,
         seconds=clock.laps,
         extra=extra,
-        as_written=_as_written(seeds),
+        as_written=as_written,
+        seeded=_seeded(graph, model, seeded or {}, options, sorted(outputs)),
     )
 
 
@@ -184,6 +220,37 @@ def _extract(graph: extract.Graph, model: extract.Cost, options: Options,
         return extract.greedy(graph, graph.lets["root"], model), False
 
 
+def _seeded(graph: extract.Graph, model: extract.Cost, seeded: dict[str, Decomposition],
+            options: Options, names: list[str]) -> dict[str, Seeded]:
+    """One extraction rooted at each seeded decomposition (`lowering_facts` tagged it `sJ`, J
+    its place in `seeded`): its outputs' e-classes may choose only the seed's root e-nodes,
+    every other e-class what is cheapest. Where the choice is the seed's own term, the seed's
+    DAG itself (built in its own order, so the code generator sees what the source built)."""
+    root = graph.lets["root"]
+
+    def one(j: int) -> Seeded:
+        d = list(seeded.values())[j]
+        nodes = seed_nodes(graph, d, f"s{j}")
+        pins: dict[str, str] = {}
+        for _, i in d.outputs:
+            pins.setdefault(graph.nodes[nodes[i]].eclass, nodes[i])
+        pinned = _pinned(model, pins)
+        choice, _ = _extract(graph, pinned, options)
+        found = to_decomposition(graph, choice, names)
+        same = same_dag(found, d)
+        return Seeded(d if same else found, same, extract.choice_cost(graph, root, choice, model))
+
+    return dict(zip(seeded, workers.ordered_map(one, len(seeded)), strict=True))
+
+
+def _pinned(model: extract.Cost, pins: dict[str, str]) -> extract.Cost:
+    """`model`, with each e-class of `pins` allowed only its pinned e-node."""
+    def cost(node: extract.ENode) -> float | None:
+        pin = pins.get(node.eclass)
+        return None if pin is not None and node.id != pin else model(node)
+    return cost
+
+
 def _interleave(forms: list[str], halved: list[str]) -> dict[str, int]:
     """Each variant, followed by its halvings-first form when that differs (outputs share the
     halved input only if their halvings come first; extraction decides if that pays), each
@@ -224,16 +291,22 @@ def algebra_facts(seeds: analyses.Seeds) -> str:
     return "\n".join(lines)
 
 
-def lowering_facts(forms: dict[str, list[str]], outputs: dict[str, Kernel]) -> str:
+def lowering_facts(forms: dict[str, list[str]], outputs: dict[str, Kernel],
+                   seeded: dict[str, Decomposition] | None = None) -> str:
     """egglog text: each output's variants applied to the input, unioned, and the bundle `$root`.
 
     The tap-by-tap digit-plane sum is unioned too, so a lowered term exists whatever the limits.
+    Each decomposition of `seeded` (the J-th) is seeded as its term form (`dag_terms.img_lets`,
+    values `$sJ_I`), each of its outputs unioned with `$out_NAME`.
     """
     radius = max(k.radius() for k in outputs.values())
     lines = [f"(set (MaxOffset) {radius + 1})", *analyses.img_powers(outputs)]
     for name, terms in forms.items():
         lines.append(f"(let $out_{name} {analyses.img_digit_planes(outputs[name])})")
         lines += [f"(union $out_{name} (Apply {term} (Input)))" for term in terms]
+    for j, d in enumerate((seeded or {}).values()):
+        lets, roots = img_lets(d, f"s{j}")
+        lines += [*lets, *(f"(union $out_{name} {term})" for name, term in roots.items())]
     bundle = "(ONil)"
     for name in reversed(list(forms)):
         bundle = f"(OCons $out_{name} {bundle})"
