@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from kalg.algebra.decomp import DagBuilder
+from kalg.algebra.decomp import DagBuilder, Op
 from kalg.algebra.kernel import Kernel
 from kalg.eqsat import engine, extract
-from kalg.eqsat.dag_terms import img_lets, same_dag, seed_nodes
-from kalg.targets.scamp5.codegen.chain import factor_chain
+from kalg.eqsat.dag_terms import same_dag, seed
 from kalg.targets.scamp5.optimize import (
     APPLIED,
     FAMILIES,
@@ -51,15 +50,17 @@ def test_a_dag_is_the_same_whatever_order_its_values_were_built_in():
 def test_a_seeded_source_term_is_in_its_outputs_e_class():
     outputs = {"A": SOBEL}
     horner = direct_decomposition(outputs)
-    facts = lowering_facts({"A": []}, outputs, {HORNER: horner})
-    data, _ = engine.saturate(FAMILIES, facts, LOWERING, FAST.limits)
+    data, _ = engine.saturate(FAMILIES, lowering_facts({"A": []}, outputs), LOWERING,
+                              FAST.limits)
     graph = extract.Graph(data)
-    lets, roots = img_lets(horner, "s0")
-    assert len(lets) == len(horner.live()) - 1  # every value but the input, once
-    assert graph.lets[roots["A"].lstrip("$")] == graph.lets["out_A"]
-    nodes = seed_nodes(graph, horner, "s0")
-    assert {graph.nodes[nodes[i]].op for i in horner.live()} <= {"Input", "Shift", "Add",
-                                                                 "Sub", "Neg", "Half"}
+    before = set(graph.nodes)
+    nodes = seed(graph, horner, "s0", {"A": graph.lets["out_A"]})
+    (_, root), = horner.outputs
+    assert graph.nodes[nodes[root]].eclass == graph.lets["out_A"]
+    assert set(nodes) == set(horner.live())
+    # hash-consed: the input and the shifts the e-graph holds are its own e-nodes, not copies
+    shifts = [i for i in horner.live() if horner.values[i].op is Op.SHIFT]
+    assert nodes[0] in before and any(nodes[i] in before for i in shifts)
 
 
 def test_every_seeded_source_is_extracted_rooted_at_its_own_term():
@@ -87,10 +88,9 @@ def test_a_seeded_candidates_provenance_names_its_source():
     assert set(paths) <= {*seeds(outputs, KERNEL), EGRAPH_VARIANTS}
 
 
-def test_without_seeds_the_lowering_e_graph_is_as_before():
+def test_the_egraphs_own_extraction_is_the_same_with_or_without_seeds():
     outputs = {"A": BINOMIAL}
-    assert lowering_facts({"A": []}, outputs) == lowering_facts({"A": []}, outputs, None)
-    assert optimize(outputs, FAST).seeded == {}
-    chain = factor_chain(outputs)
-    assert chain is not None and "(let $s0_" in lowering_facts({"A": []}, outputs,
-                                                               {FACTOR_CHAIN: chain})
+    plain = optimize(outputs, FAST)
+    seeded = optimize(outputs, FAST, None, seeds(outputs, KERNEL))
+    assert plain.seeded == {} and seeded.seeded
+    assert plain.decomposition == seeded.decomposition and plain.cost == seeded.cost

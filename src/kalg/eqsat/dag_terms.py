@@ -1,58 +1,49 @@
-"""A decomposition's DAG as Img terms (egglog text), and its nodes found again in the e-graph.
+"""A decomposition's DAG seeded into a serialised e-graph, and DAGs compared up to numbering.
 
 A decomposition source (Horner's digit planes, the separable split, a factor chain, the
-expression as written, ...) seeds the lowering e-graph with its term form, unioned with the
-output's e-class (`lowering_facts`): one `let` per value, so shared values stay shared and the
-text stays linear in the DAG's size. `seed_nodes` finds each seeded value's e-node in the
-serialised graph (by its `let`'s e-class, op and child e-classes), so an extraction can be
-rooted at the seed; `same_dag` compares two DAGs up to the numbering of their values.
+expression as written, ...) seeds the lowering e-graph with its term, each output's root e-node
+put in the output's e-class (an equality with the literal): `seed` adds the DAG's values as
+e-nodes, hash-consed (a value the e-graph holds already is that e-node, in its e-class with
+every alternative the rules found for it), so an extraction rooted at the seed chooses, below
+its root, among the seed's own terms and the e-graph's. It is done on the saturated graph,
+after the rules ran: they do not rewrite the seeds (rewriting them doubled the lowering's CPU
+time on a 3x3 binomial, and the e-graph's own extraction is then that of the unseeded graph).
+`same_dag` compares two DAGs up to the numbering of their values.
 
 Pure Python: no egglog here.
 """
 
 from __future__ import annotations
 
-from kalg.algebra.decomp import Decomposition, Op, Value
-from kalg.eqsat.extract import Graph
+from kalg.algebra.decomp import Decomposition, Op
+from kalg.eqsat.extract import ENode, Graph
 
-_IMG = {Op.SHIFT: "Shift", Op.ADD: "Add", Op.SUB: "Sub", Op.NEG: "Neg", Op.HALF: "Half"}
-"""The Img constructor of each value op (rules/kernel.egg); the input is `(Input)`."""
-
-
-def img_lets(d: Decomposition, tag: str) -> tuple[list[str], dict[str, str]]:
-    """egglog `let` lines `$TAG_I` for the live values of `d`, and each output's term (its
-    value's `let` name, or `(Input)`): the decomposition's term form."""
-    names = {0: "(Input)"}
-    lines = []
-    for i in d.live():
-        v = d.values[i]
-        if v.op is Op.INPUT:
-            continue
-        args = " ".join(names[a] for a in v.args)
-        shift = f" {v.dx} {v.dy}" if v.op is Op.SHIFT else ""
-        names[i] = f"${tag}_{i}"
-        lines.append(f"(let {names[i]} ({_IMG[v.op]} {args}{shift}))")
-    return lines, {name: names[i] for name, i in d.outputs}
+_IMG = {Op.INPUT: "Input", Op.SHIFT: "Shift", Op.ADD: "Add", Op.SUB: "Sub", Op.NEG: "Neg",
+        Op.HALF: "Half"}
+"""The Img constructor of each value op (rules/kernel.egg)."""
 
 
-def seed_nodes(graph: Graph, d: Decomposition, tag: str) -> dict[int, str]:
-    """The e-node of each live value of `d` seeded by `img_lets(d, tag)`: the node of its
-    `let`'s e-class with the value's op, shift and child e-classes."""
+def seed(graph: Graph, d: Decomposition, tag: str, classes: dict[str, str]) -> dict[int, str]:
+    """Add the live values of `d` to `graph` as Img e-nodes (ids `TAG-I`, new e-classes
+    `TAG-cI`), each output's root e-node into its e-class `classes[NAME]`; a value whose e-node
+    the graph holds already (same op, shift and child e-classes) is that e-node. Returns each
+    live value's e-node. Mutates `graph`."""
+    known = {(n.op, n.children, n.args): n.id for n in graph.nodes.values()}
+    roots = {i: classes[name] for name, i in d.outputs}
     found: dict[int, str] = {}
     for i in d.live():
         v = d.values[i]
-        if v.op is Op.INPUT:
-            found[i] = next(n.id for n in graph.nodes.values() if n.op == "Input")
-            continue
-        kids = tuple(graph.nodes[found[a]].eclass for a in v.args)
-        args = (v.dx, v.dy) if v.op is Op.SHIFT else ()
-        found[i] = next(nid for nid in graph.classes[graph.lets[f"{tag}_{i}"]]
-                        if _matches(graph.nodes[nid], v, kids, args))
+        key = (_IMG[v.op], tuple(graph.nodes[found[a]].eclass for a in v.args),
+               (v.dx, v.dy) if v.op is Op.SHIFT else ())
+        nid = known.get(key)
+        if nid is None or (i in roots and graph.nodes[nid].eclass != roots[i]):
+            nid = f"{tag}-{i}"
+            node = ENode(nid, key[0], roots.get(i, f"{tag}-c{i}"), key[1], key[2])
+            graph.nodes[nid] = node
+            graph.classes.setdefault(node.eclass, []).append(nid)
+            known.setdefault(key, nid)
+        found[i] = nid
     return found
-
-
-def _matches(node, v: Value, kids: tuple[str, ...], args: tuple[int, ...]) -> bool:
-    return node.op == _IMG[v.op] and node.children == kids and node.args == args
 
 
 def same_dag(a: Decomposition, b: Decomposition) -> bool:

@@ -15,7 +15,7 @@ from kalg.algebra.kernel import Kernel
 from kalg.clock import Clock
 from kalg.diagnostics import KalgSemanticError
 from kalg.eqsat import analyses, engine, extract, variants
-from kalg.eqsat.dag_terms import img_lets, same_dag, seed_nodes
+from kalg.eqsat.dag_terms import same_dag, seed
 from kalg.eqsat.terms import parse
 from kalg.eqsat.variants import Variant
 from kalg.targets.scamp5 import cost
@@ -110,9 +110,10 @@ def optimize(outputs: dict[str, Kernel], options: Options = Options(),
     paid once).
 
     `seeded` (name → a decomposition source's DAG of `outputs`): each is seeded into the
-    lowering e-graph as its term form, unioned with its outputs' e-classes, as are `applied`
-    and `as_written` (named `APPLIED`, `AS_WRITTEN`); one extraction rooted at each
-    (`Optimized.seeded`). None: nothing is seeded, and the lowering e-graph is as before.
+    saturated lowering e-graph, its outputs in their outputs' e-classes, as are `applied` and
+    `as_written` (named `APPLIED`, `AS_WRITTEN`); one extraction rooted at each
+    (`Optimized.seeded`). The e-graph's own extraction (`decomposition`) is made before, so
+    it is the same with or without seeds. None: nothing is seeded.
     """
     _check_outputs(outputs)
     clock = Clock()
@@ -142,8 +143,8 @@ def optimize(outputs: dict[str, Kernel], options: Options = Options(),
     if seeded is not None:
         seeded = {**seeded, APPLIED: applied,
                   **({} if as_written is None else {AS_WRITTEN: as_written})}
-    data, report = engine.saturate(FAMILIES, lowering_facts(offered, seeds.outputs, seeded),
-                                   LOWERING, options.limits)
+    data, report = engine.saturate(FAMILIES, lowering_facts(offered, seeds.outputs), LOWERING,
+                                   options.limits)
     clock.lap("lowering")
     graph = extract.Graph(data)
     model = cost.scamp5(options.op_set)
@@ -157,10 +158,14 @@ def optimize(outputs: dict[str, Kernel], options: Options = Options(),
     counts: dict[str, int] = {}
     for _, _, name in seeds.unions:
         counts[name] = counts.get(name, 0) + 1
+    decomposition = to_decomposition(graph, choice, sorted(outputs))
+    cost_of = extract.choice_cost(graph, root, choice, model)
+    # seeded last: the e-graph's own extraction above is that of the unseeded graph
+    extractions = _seeded(graph, model, seeded or {}, options, sorted(outputs))
     return Optimized(
-        decomposition=to_decomposition(graph, choice, sorted(outputs)),
+        decomposition=decomposition,
         applied=applied,
-        cost=extract.choice_cost(graph, root, choice, model),
+        cost=cost_of,
         optimal=optimal,
         saturation=report,
         eclasses=len(graph.classes),
@@ -174,7 +179,7 @@ def optimize(outputs: dict[str, Kernel], options: Options = Options(),
         seconds=clock.laps,
         extra=extra,
         as_written=as_written,
-        seeded=_seeded(graph, model, seeded or {}, options, sorted(outputs)),
+        seeded=extractions,
     )
 
 
@@ -222,15 +227,19 @@ def _extract(graph: extract.Graph, model: extract.Cost, options: Options,
 
 def _seeded(graph: extract.Graph, model: extract.Cost, seeded: dict[str, Decomposition],
             options: Options, names: list[str]) -> dict[str, Seeded]:
-    """One extraction rooted at each seeded decomposition (`lowering_facts` tagged it `sJ`, J
-    its place in `seeded`): its outputs' e-classes may choose only the seed's root e-nodes,
-    every other e-class what is cheapest. Where the choice is the seed's own term, the seed's
-    DAG itself (built in its own order, so the code generator sees what the source built)."""
+    """Each decomposition of `seeded` put into the saturated `graph`, each output's root
+    e-node in its output's e-class (`dag_terms.seed`, the J-th tagged `sJ`), then one
+    extraction rooted at each: its outputs' e-classes may choose only the seed's root e-nodes,
+    every other e-class what is cheapest (the seed's own terms, or what the rules put beside
+    the values it shares with the e-graph). Where the choice is the seed's own term, the
+    seed's DAG itself (built in its own order, so the code generator sees what the source
+    built). Mutates `graph`."""
     root = graph.lets["root"]
+    classes = {name: graph.lets[f"out_{name}"] for name in names}
+    planted = [seed(graph, d, f"s{j}", classes) for j, d in enumerate(seeded.values())]
 
     def one(j: int) -> Seeded:
-        d = list(seeded.values())[j]
-        nodes = seed_nodes(graph, d, f"s{j}")
+        d, nodes = list(seeded.values())[j], planted[j]
         pins: dict[str, str] = {}
         for _, i in d.outputs:
             pins.setdefault(graph.nodes[nodes[i]].eclass, nodes[i])
@@ -291,22 +300,16 @@ def algebra_facts(seeds: analyses.Seeds) -> str:
     return "\n".join(lines)
 
 
-def lowering_facts(forms: dict[str, list[str]], outputs: dict[str, Kernel],
-                   seeded: dict[str, Decomposition] | None = None) -> str:
+def lowering_facts(forms: dict[str, list[str]], outputs: dict[str, Kernel]) -> str:
     """egglog text: each output's variants applied to the input, unioned, and the bundle `$root`.
 
     The tap-by-tap digit-plane sum is unioned too, so a lowered term exists whatever the limits.
-    Each decomposition of `seeded` (the J-th) is seeded as its term form (`dag_terms.img_lets`,
-    values `$sJ_I`), each of its outputs unioned with `$out_NAME`.
     """
     radius = max(k.radius() for k in outputs.values())
     lines = [f"(set (MaxOffset) {radius + 1})", *analyses.img_powers(outputs)]
     for name, terms in forms.items():
         lines.append(f"(let $out_{name} {analyses.img_digit_planes(outputs[name])})")
         lines += [f"(union $out_{name} (Apply {term} (Input)))" for term in terms]
-    for j, d in enumerate((seeded or {}).values()):
-        lets, roots = img_lets(d, f"s{j}")
-        lines += [*lets, *(f"(union $out_{name} {term})" for name, term in roots.items())]
     bundle = "(ONil)"
     for name in reversed(list(forms)):
         bundle = f"(OCons $out_{name} {bundle})"
