@@ -4,13 +4,15 @@ generator realises or builds programs itself, and how it makes them, in words.
 
 A decomposition source carries its construction, and `assemble` is the one place candidate
 decompositions are put together: a scope (`KERNEL`, `STAGE`, `DIRECT`, `LARGE`) names the
-sources a stage offers, in the order ties are broken. Program sources (the filters' and channel
-filters' own constructions, the exact searches) are run by their stage, with its budget and the
-bound of the best program so far, and named by the constants below. `provenance` reads the
-registry, so a source is described once; the e-graph's own candidates carry the rules on their
-path (`optimize.Optimized.provenance`). Still to come (issue 25, item 2): the decomposition
-sources seeding the e-graph as equalities with the literal, so that extraction picks among
-them instead of the fixed scopes.
+sources a stage offers, in the order ties are broken. A definition's sources go through the
+e-graph: `seeds` builds them, `optimize(..., seeded=...)` puts each into the lowering e-graph
+as an equality with its outputs and extracts one candidate rooted at each, and `assemble` takes
+that extraction in the source's place (the source's own DAG wherever the extractor keeps it).
+Program sources (the filters' and channel filters' own constructions, the exact searches) are
+run by their stage, with its budget and the bound of the best program so far, and named by the
+constants below. `provenance` reads the registry, so a source is described once; the e-graph's
+own candidates, and seeded ones the extractor changed, carry the rules on their path
+(`optimize.Optimized.provenance`, `seeded_provenance`).
 """
 
 from __future__ import annotations
