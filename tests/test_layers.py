@@ -118,7 +118,38 @@ def test_optimize_json_reports_the_layer(capsys, tmp_path):
     assert layer["instructions"] == json.loads(out)["instructions"]
 
 
-def test_a_layer_over_two_inputs_reads_out_every_output():
+def test_simulate_checks_a_layers_text_readout_by_readout_not_kernel_begin_error(
+        four, capsys, tmp_path):
+    # a layer's text holds several programs: simulate used to stop at the second
+    # scamp5_kernel_begin() ("must come once")
+    kernel = kalg_file(tmp_path, FOUR)
+    program = tmp_path / "four.scamp5"
+    program.write_text(four.text, encoding="utf-8")
+    code, out, err = run(capsys, "simulate", program, "--kernel", kernel, "--size", "24")
+    assert code == 0, err
+    assert out.count("exact ok") == 4 and "a layer of 4 programs" in out
+    code, out, _ = run(capsys, "simulate", program, "--kernel", kernel, "--size", "24", "--json")
+    assert json.loads(out)["verified"] and sorted(json.loads(out)["max_abs_error"]) == list("ABCD")
+
+
+def test_simulate_of_a_layer_whose_readout_names_the_wrong_output_fails(four, capsys,
+                                                                         tmp_path):
+    kernel = kalg_file(tmp_path, FOUR)
+    mark = next(line for line in four.text.splitlines() if line.startswith("// read out 1 "))
+    _, name = mark.split(": ")[1].split(" = ")
+    other = next(o for o in "ABCD" if o != name)
+    program = tmp_path / "swapped.scamp5"
+    program.write_text(four.text.replace(mark, mark.replace(f"= {name}", f"= {other}")))
+    code, _, err = run(capsys, "simulate", program, "--kernel", kernel, "--size", "24")
+    assert code == 1 and "error" in err
+    dropped = tmp_path / "dropped.scamp5"  # the last readout's comment gone: never read out
+    last = [line for line in four.text.splitlines() if line.startswith("// read out ")][-1]
+    dropped.write_text(four.text.replace(last, "// (no readout)"))
+    code, _, err = run(capsys, "simulate", dropped, "--kernel", kernel, "--size", "24")
+    assert code == 1 and "never read out" in err
+
+
+def test_a_layer_over_two_inputs_reads_out_every_output(capsys, tmp_path):
     text = ("target scamp5 { registers: A..F, input: A B }\n"
             "filter two = [C: [1 1 0] * A + [1] * B, D: [1 -1 0] * A, E: [1; 1; 0] * B, "
             "F: [1] * A - [2] * B, G: [1 0 1] * A]\n")
@@ -134,6 +165,11 @@ def test_a_layer_over_two_inputs_reads_out_every_output():
                       for c in ("A", "B"))
             want = sum(k.apply(images[c]) for c, k in outputs[name].items())
             assert np.allclose(got[3:-3, 3:-3], want[3:-3, 3:-3])
+    program = tmp_path / "two.scamp5"  # and kalg simulate replays it the same way
+    program.write_text(result.text, encoding="utf-8")
+    code, out, err = run(capsys, "simulate", program, "--kernel", kalg_file(tmp_path, text),
+                         "--size", "20")
+    assert code == 0 and out.count("exact ok") == 3, err
 
 
 # ----------------------------------------------------------------------------- the split

@@ -154,6 +154,45 @@ def test_a_filter_bank_returns_one_array_per_output_sharing_passes():
     assert lowered_cost(f.plan.program, f.plan.outputs) <= alone
 
 
+def test_a_bank_writes_into_caller_allocated_outputs_and_returns_them():
+    f = build("examples/sobel_xy.kalg")
+    image = _images(5)[0]
+    want = f(image)
+    out = {n: np.full(image.shape, np.nan, np.float32) for n in f.outputs}
+    got = f(image, out=out)
+    for n in f.outputs:
+        assert got[n] is out[n]
+        np.testing.assert_array_equal(out[n], want[n])
+    listed = [np.empty(image.shape, np.float32) for _ in f.outputs]  # a sequence: output order
+    f(image, out=listed)
+    for n, a in zip(f.outputs, listed, strict=True):
+        np.testing.assert_array_equal(a, want[n])
+
+
+def test_a_boolean_kernel_writes_into_a_caller_allocated_bool_array():
+    f = build("kernel d = [1 1 1] with semiring boolean", border="constant")
+    image = np.random.default_rng(7).random((9, 13)) < 0.3
+    out = np.zeros(image.shape, bool)
+    assert f(image, out=out) is not None
+    np.testing.assert_array_equal(out, nd.binary_dilation(image, structure=np.ones((1, 3))))
+
+
+@pytest.mark.parametrize("bad, says", [
+    (lambda im: {"Gx": np.empty_like(im)}, "this filter writes"),
+    (lambda im: [np.empty_like(im)], "give a dict by output name"),
+    (lambda im: [np.empty(im.shape, np.float64)] * 2, "must be a float32 array"),
+    (lambda im: [np.empty((3, 3), np.float32), np.empty_like(im)], "of the image's shape"),
+    (lambda im: [np.empty(im.shape, np.float32, order="F"), np.empty_like(im)], "C-contiguous"),
+    (lambda im: [im, np.empty_like(im)], "shares memory with the input"),
+    (lambda im: [np.empty_like(im)] * 2, "each needs its own"),
+])
+def test_out_that_cannot_hold_the_outputs_is_a_clear_error_not_a_wrong_result(bad, says):
+    f = build("examples/sobel_xy.kalg")
+    image = _images(6)[0]
+    with pytest.raises(KalgError, match=says):
+        f(image, out=bad(image))
+
+
 def test_a_bank_shares_one_common_sum_of_its_taps():
     # random compass-like bank (no kernel recognised): each output is a common coefficient on a
     # shared support plus a few taps of its own; the plan sums the support once

@@ -67,6 +67,19 @@ def test_the_search_checks_every_candidate_and_a_wrong_one_raises(small_search):
         schedules.choose(plan2, BORDER, _fake_compile([]), wrong)
 
 
+def test_the_forms_that_copy_the_input_are_also_timed_reading_it_in_place(small_search,
+                                                                          monkeypatch):
+    in_place = schedules.SCHEDULES.copy() | {"in-place": (0, 0, 1, False, True)}
+    monkeypatch.setattr(schedules, "SCHEDULES", in_place)
+    calls: list = []
+    schedules.choose(_plan(), BORDER, _fake_compile(calls), lambda run: None)
+    first = calls[:5]  # stage 1: each form under the fixed rule, and in place but the plan's
+    assert sorted(map(str, first)) == sorted(map(str, [
+        ("plan", None), ("direct", None), ("separable", None),
+        ("direct", in_place["in-place"]), ("separable", in_place["in-place"])]))
+    assert ("plan", in_place["in-place"]) not in calls  # it would not change the plan's passes
+
+
 def test_a_cached_choice_compiles_nothing_and_is_the_same(small_search):
     plan, calls = _plan(), []
     first = schedules.choose(plan, BORDER, _fake_compile(calls), lambda run: None)
@@ -117,3 +130,5 @@ def test_each_form_of_a_bank_equals_the_reference(form, monkeypatch, tmp_path):
     assert form in forms(f.plan)
     run = halide.compile_plan(f.plan, BORDER, form, (8, 16, 1, True)).run
     f._check(BORDER, run)  # VerificationError on any difference
+    in_place = halide.compile_plan(f.plan, BORDER, form, schedules.SCHEDULES["in-place"]).run
+    f._check(BORDER, in_place)

@@ -6,6 +6,8 @@ reports size, bus steps, registers and, if asked, the error under a noise model,
 signal. The targets are the outputs of a definition in a .kalg file. A program that does not
 compute them is the user's (or the --kernel is the wrong one): exit 1, saying where it differs.
 A thin layer over `kalg.api.simulate`'s parts (`load_program`, `load_targets`, `check_program`).
+A layer's text (several programs read out in turn) is checked readout by readout
+(`simulate_layer`).
 """
 
 from __future__ import annotations
@@ -85,13 +87,16 @@ def run(args: argparse.Namespace) -> int:
 
     _size(args.size)  # before any work: a size that cannot be simulated is a usage error
     _noise_model(args)
+    if (layer := _layer(args)) is not None:
+        from kalg.commands.simulate_layer import run_layer
+        return run_layer(args, *layer, lambda: _layer_checker(args), _Out(args.json))
     program = api.load_program(args.program, ops=args.ops,
                                simulated_registers=args.simulated_registers)
-    kernel_path, name = _kernel_spec(args.kernel)
-    if (channels := _channel_targets(kernel_path, name)) is not None:
+    kernel_path, name = kernel_spec(args.kernel)
+    if (channels := channel_targets(kernel_path, name)) is not None:
         return _run_channels(args, program, *channels)
     targets, input_register = api.load_targets(Path(kernel_path), name=name, input=args.input)
-    image, image_label = _input_image(args)
+    image, image_label = input_image(args)
     regs = sorted({r for i in program for r in i.registers()} | {input_register})
     fp = footprint(program)
     rows, cols = fp.interior(image.shape)
@@ -130,7 +135,38 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _channel_targets(kernel_path: str, name: str | None):
+def _layer(args: argparse.Namespace):
+    """(instructions, readouts) when the program file is a layer's text (programs read out in
+    turn, `layers.parse_layer_text`), else None."""
+    from kalg.targets.scamp5.layers import parse_layer_text
+    from kalg.targets.scamp5.machine.text import REGISTERS, SIMULATED_REGISTERS
+
+    try:
+        text = Path(args.program).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return None  # load_program says what is wrong with the file
+    registers = SIMULATED_REGISTERS if args.simulated_registers else REGISTERS
+    return parse_layer_text(text, str(args.program), op_set=args.ops, registers=registers)
+
+
+def _layer_checker(args: argparse.Namespace):
+    """(check(prefix, register → target) → errors, output → target, image label) for the
+    definition: one input (`check_program`) or several (`check_channel_program`)."""
+    from kalg import api
+
+    kernel_path, name = kernel_spec(args.kernel)
+    if (channels := channel_targets(kernel_path, name)) is not None:
+        targets, inputs = channels
+        images, label = channel_images(args, inputs)
+        return (lambda prefix, t: api.check_channel_program(prefix, t, inputs, images),
+                targets, label)
+    targets, input_register = api.load_targets(Path(kernel_path), name=name, input=args.input)
+    image, label = input_image(args)
+    return (lambda prefix, t: api.check_program(prefix, t, image, input_register),
+            targets, label)
+
+
+def channel_targets(kernel_path: str, name: str | None):
     """(output → input → kernel, input registers) when the definition reads several inputs,
     else None."""
     from kalg.frontend import load_file
@@ -150,7 +186,6 @@ def _run_channels(args: argparse.Namespace, program, targets: dict,
     superposition on --image (an HxWxC .npy or a colour image, its channels the inputs in the
     order of `input:`, as `kalg run` reads it) or on a random image per input (seeds --seed,
     --seed + 1, ...); --json as for one input."""
-    import numpy as np
 
     from kalg import api
     from kalg.targets.scamp5.machine.isa import bus_steps
@@ -159,19 +194,7 @@ def _run_channels(args: argparse.Namespace, program, targets: dict,
         raise UsageError("for a filter over several inputs, kalg simulate checks the program "
                          "exactly and on images (--image, or random ones: --seed, --size); "
                          "--noise, --write-result and --report take one input")
-    if args.image is not None:
-        from kalg.commands.run import read_image
-        from kalg.targets.cpu.runner import channel_planes
-
-        planes = channel_planes(read_image(args.image, colour=True), inputs, args.kernel)
-        images = {c: p.astype(np.float64) for c, p in zip(inputs, planes, strict=True)}
-        label = f"{args.image}, channels {' '.join(inputs)}"
-    else:
-        shape = _size(args.size)
-        images = {c: np.random.default_rng(args.seed + i).uniform(-1, 1, shape)
-                  for i, c in enumerate(inputs)}
-        label = (f"random {shape[0]}x{shape[1]} per input, uniform in [-1, 1), seeds "
-                 f"{args.seed}..{args.seed + len(inputs) - 1}")
+    images, label = channel_images(args, inputs)
     regs = sorted({r for i in program for r in i.registers()} | set(inputs))
     out = _Out(args.json)
     out.line(f"program  {args.program}: {len(program)} instructions, {bus_steps(program)} bus "
@@ -195,6 +218,25 @@ def _run_channels(args: argparse.Namespace, program, targets: dict,
     out.data |= {"verified": True, "max_abs_error": worst}
     out.finish()
     return 0
+
+
+def channel_images(args: argparse.Namespace, inputs: tuple[str, ...]):
+    """(input → image, label) for a program over several inputs: --image's channels in the
+    order of `input:`, or a random image per input (seeds --seed, --seed + 1, ...)."""
+    import numpy as np
+
+    if args.image is not None:
+        from kalg.commands.run import read_image
+        from kalg.targets.cpu.runner import channel_planes
+
+        planes = channel_planes(read_image(args.image, colour=True), inputs, args.kernel)
+        images = {c: p.astype(np.float64) for c, p in zip(inputs, planes, strict=True)}
+        return images, f"{args.image}, channels {' '.join(inputs)}"
+    shape = _size(args.size)
+    images = {c: np.random.default_rng(args.seed + i).uniform(-1, 1, shape)
+              for i, c in enumerate(inputs)}
+    return images, (f"random {shape[0]}x{shape[1]} per input, uniform in [-1, 1), seeds "
+                    f"{args.seed}..{args.seed + len(inputs) - 1}")
 
 
 class _Out:
@@ -251,7 +293,7 @@ def _finite(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def _kernel_spec(spec: str) -> tuple[str, str | None]:
+def kernel_spec(spec: str) -> tuple[str, str | None]:
     """`FILE.kalg[:NAME]` → (file, name or None)."""
     path, sep, name = spec.rpartition(":")
     if not sep or not path or "/" in name:
@@ -259,7 +301,7 @@ def _kernel_spec(spec: str) -> tuple[str, str | None]:
     return path, name or None
 
 
-def _input_image(args: argparse.Namespace):
+def input_image(args: argparse.Namespace):
     """The image to simulate on, and a phrase saying where it came from."""
     import numpy as np
 

@@ -158,7 +158,7 @@ class Lowering:
         self.outputs = data["outputs"]
         self.data_direct = data.get("direct", {})  # output -> taps [dx, dy, w] (plan.direct_taps)
         self.data_separable = data.get("separable") or {}  # output -> rows, cols (separable_taps)
-        self.cpu_schedule = schedule  # (rows, columns, lanes, sliding); None: the fixed rule
+        self.cpu_schedule = schedule  # (rows, columns, lanes, sliding[, in place]); None: fixed
         self.direct_source: hl.Func | None = None
         self.row_passes: dict[tuple, hl.Func] = {}
         self.semiring = data["semiring"]
@@ -215,9 +215,10 @@ class Lowering:
         """Strips of rows in parallel, columns vectorised; `at_strip` and the column windows'
         blocks computed per strip (their rows in sequence, columns vectorised). The schedule
         given (`cpu_schedule`: rows per strip or 0 for `strip()`, columns per tile or 0 for
-        whole rows, vectors of that many times the natural width, and whether `at_strip` is
-        stored per strip but computed row by row as a sliding window) varies this rule."""
-        rows, cols, lanes, sliding = self.cpu_schedule or (0, 0, 1, False)
+        whole rows, vectors of that many times the natural width, whether `at_strip` is
+        stored per strip but computed row by row as a sliding window, and optionally whether
+        the direct and separable forms read the bordered input in place) varies this rule."""
+        rows, cols, lanes, sliding, *_ = self.cpu_schedule or (0, 0, 1, False)
         x, y, vec = self.x, self.y, self.vec * lanes
         yo, yi, xo, xi = hl.Var("yo"), hl.Var("yi"), hl.Var("xo"), hl.Var("xi")
         out.split(y, yo, yi, rows or self.strip(), hl.TailStrategy.GuardWithIf).parallel(yo)
@@ -317,13 +318,17 @@ class Lowering:
         return total if scale == 1 else total * hl.f32(float(scale))
 
     def _direct_input(self) -> hl.Func:
-        """The bordered input, computed once per strip for every direct or separable output
-        (a bank's outputs read it in one loop)."""
+        """The bordered input of every direct or separable output (a bank's outputs read it in
+        one loop): computed once per strip, or read in place where the schedule says so (the
+        boundary condition inlined; Halide's loop partitioning gives the interior loads without
+        clamps, and a small kernel saves the extra pass of the copy)."""
         if self.direct_source is None:
             source = next(i for i, p in self.values.items() if p.op == "input")
             src = self.direct_source = hl.Func("direct_in")
             src[self.x, self.y] = self.func(source)[self.x, self.y]
-            self.at_strip.append(src)
+            in_place = len(self.cpu_schedule or ()) > 4 and self.cpu_schedule[4]
+            if not in_place:
+                self.at_strip.append(src)
         return self.direct_source
 
     def _separable(self, form: dict) -> hl.Expr:

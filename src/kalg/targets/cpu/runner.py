@@ -27,7 +27,7 @@ CHECK_SHAPES = ((23, 19), (3, 2))
 
 
 class CpuFilter:
-    """A definition compiled for the cpu: `f(image, border=None)`.
+    """A definition compiled for the cpu: `f(image, border=None, out=None)`.
 
     `image`: a 2-D array (any real dtype; Boolean kernels read non-zero as true); for a filter
     over several inputs (`plan.inputs`), its channels: an HxWxC array (a colour image, channels
@@ -35,7 +35,11 @@ class CpuFilter:
     name to 2-D array (`channel_planes`). Returns a float32 array of the image's shape (bool for
     Boolean kernels), or a dict of them keyed by output name when the definition has several
     outputs (a filter bank). `border` overrides the filter's default (a mode name,
-    'constant V', or a `Border`).
+    'constant V', or a `Border`). `out`: arrays the caller allocated once, written in place and
+    returned (as OpenCV's `dst=`): an array for one output, a dict by output name or a
+    sequence in output order for a bank; each C-contiguous, writeable, of the image's shape,
+    float32 (bool or uint8 for Boolean kernels) and sharing no memory with the input. Reusing
+    them saves the page faults of fresh outputs, which bound a bank's throughput.
     """
 
     def __init__(self, plan: CpuPlan, border: Border | str = DEFAULT, name: str = "") -> None:
@@ -55,10 +59,10 @@ class CpuFilter:
         return list(self.plan.outputs)
 
     def __call__(self, image: np.ndarray, border: Border | str | None = None,
-                 ) -> np.ndarray | dict[str, np.ndarray]:
+                 out: Any = None) -> np.ndarray | dict[str, np.ndarray]:
         b = self.border if border is None else _border(border)
         img = self._input(image)
-        outs = self.run(img, b)
+        outs = self.run(img, b, outs=None if out is None else self._outputs(out, img))
         result = [o.view(bool) for o in outs] if self.boolean else outs  # 0/1 bytes
         if len(result) == 1:
             return result[0]
@@ -69,13 +73,15 @@ class CpuFilter:
         return self.plan.semiring is BOOLEAN
 
     def run(self, image: np.ndarray | list[np.ndarray], border: Border,
-            compiled: Any = None) -> list[np.ndarray]:
+            compiled: Any = None, outs: list[np.ndarray] | None = None) -> list[np.ndarray]:
         """The raw outputs (float32, or uint8 0/1) for an image already of the pipeline's type
         (a list of them, one per input channel, for a filter over several inputs); `compiled`:
-        a candidate pipeline's run function instead of the border's own."""
+        a candidate pipeline's run function instead of the border's own; `outs`: the arrays
+        to write (checked by `_outputs`), else fresh ones."""
         compiled = compiled or self.compiled(border)
         images = image if isinstance(image, list) else [image]
-        outs = [np.empty_like(images[0]) for _ in self.plan.outputs]
+        if outs is None:
+            outs = [np.empty_like(images[0]) for _ in self.plan.outputs]
         if images[0].size:
             compiled(images, outs)
         return outs
@@ -128,6 +134,42 @@ class CpuFilter:
                 return a.view(np.uint8)  # no copy: the pipeline reads any non-zero as true
             return np.ascontiguousarray(a != 0, dtype=np.uint8)
         return np.ascontiguousarray(a, dtype=np.float32)
+
+    def _outputs(self, out: Any, image: np.ndarray | list[np.ndarray]) -> list[np.ndarray]:
+        """The caller's `out` as the pipeline's output buffers, in output order; a KalgError
+        saying what is expected for anything else (see the class docstring)."""
+        names = self.plan.outputs
+        first = image[0] if isinstance(image, list) else image
+        if isinstance(out, dict):
+            if sorted(out) != sorted(names):
+                raise KalgError(f"out= has the outputs {', '.join(sorted(map(str, out)))}; "
+                                f"this filter writes {', '.join(names)}")
+            arrays = [out[n] for n in names]
+        elif isinstance(out, list | tuple):
+            arrays = list(out)
+        else:
+            arrays = [out]
+        if len(arrays) != len(names):
+            raise KalgError(f"out= gives {len(arrays)} array(s); this filter writes "
+                            f"{len(names)} ({', '.join(names)}): give a dict by output name")
+        dtypes = (np.bool_, np.uint8) if self.boolean else (np.float32,)
+        want = " or ".join(np.dtype(d).name for d in dtypes)
+        for name, a in zip(names, arrays, strict=True):
+            if not isinstance(a, np.ndarray) or a.dtype not in dtypes or a.shape != first.shape:
+                got = (f"{a.dtype} {a.shape}" if isinstance(a, np.ndarray)
+                       else type(a).__name__)
+                raise KalgError(f"out= for output {name} must be a {want} array of the image's "
+                                f"shape {first.shape}; got {got}")
+            if not (a.flags.c_contiguous and a.flags.writeable):
+                raise KalgError(f"out= for output {name} must be C-contiguous and writeable")
+            if any(np.may_share_memory(a, i) for i in (image if isinstance(image, list)
+                                                     else [image])):
+                raise KalgError(f"out= for output {name} shares memory with the input: the "
+                                f"pipeline reads the input while it writes the output")
+        if len({id(a) for a in arrays}) < len(arrays) or any(
+                np.may_share_memory(a, b) for k, a in enumerate(arrays) for b in arrays[k + 1:]):
+            raise KalgError("out= gives one array for two outputs: each needs its own")
+        return [a.view(np.uint8) if self.boolean else a for a in arrays]
 
     def _check(self, border: Border, compiled: Any = None) -> None:
         """VerificationError unless the border's pipeline (or `compiled`) equals the reference

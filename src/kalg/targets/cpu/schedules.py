@@ -2,13 +2,14 @@
 lowered on this machine - its form and its schedule - chosen by a small measured search.
 
 The candidates: each form of the plan (`plan.forms`: its passes, the direct correlation, the
-separable one) under the fixed schedule (`FIXED`), then the fastest form under each other
-schedule of `SCHEDULES` (at most len(FORMS) + len(SCHEDULES) - 1 compiles). Every candidate is
-compiled (from the disk cache when there) and checked against the reference correlation
-(`check`: VerificationError on any difference) before it is timed, so whatever is chosen is
-correct. The candidates of a stage are timed in ROUNDS interleaved rounds on one fixed image
-of SEARCH_SHAPE (one warm-up call each first): the median counts, the first in order wins a
-tie. Budgets are counts, not seconds.
+separable one) under the fixed schedule (`FIXED`) and, for the forms that copy the input, under
+`in-place`; then the fastest of these under each other schedule of `SCHEDULES` that changes it
+(at most 9 compiles).
+Every candidate is compiled (from the disk cache when there) and checked against the reference
+correlation (`check`: VerificationError on any difference) before it is timed, so whatever is
+chosen is correct. The candidates of a stage are timed in ROUNDS interleaved rounds on one
+fixed image of SEARCH_SHAPE (one warm-up call each first): the median counts, the first in
+order wins a tie. Budgets are counts, not seconds.
 
 The choice is cached as JSON beside the compiled pipelines, keyed by the plan, the border, the
 machine (Halide's host target and the number of cores), kalg's and Halide's versions and the
@@ -40,6 +41,7 @@ SCHEDULES: dict[str, tuple | None] = {
     "tiles": (32, 256, 1, False),
     "sliding": (64, 0, 1, True),
     "sliding-wide": (64, 0, 2, True),
+    "in-place": (0, 0, 1, False, True),
 }
 """Schedules (`halide.Lowering.schedule_cpu`: rows per strip or 0 for the fixed rule's,
 columns per tile or 0 for whole rows, times the natural vector width, sliding window) by name:
@@ -47,7 +49,10 @@ columns per tile or 0 for whole rows, times the natural vector width, sliding wi
 `-wide` vectors of twice the natural width (more independent operations in flight); `tiles`
 strips of 32 rows cut into tiles of 256 columns (stored values stay in the first cache levels);
 `sliding` strips of 64 rows whose stored values are computed row by row as the output needs
-them (line buffers, as OpenCV's separable filters keep a ring of rows)."""
+them (line buffers, as OpenCV's separable filters keep a ring of rows); `in-place` strips whose
+direct or separable form reads the bordered input where it is instead of copying it per strip
+(an extra pass through the cache that a small kernel does not amortise; not a candidate for the
+plan's passes, which it would not change)."""
 
 FIXED = ("plan", "strips")
 """The choice without a search: the plan's passes under the fixed rule."""
@@ -118,11 +123,21 @@ def _search(plan: CpuPlan, compile: Callable, check: Callable) -> Choice:
     if plan.semiring.name == "boolean":
         images = [(i < 0.1).astype(np.uint8) for i in images]
     seconds: dict[str, float] = {}
-    first = [(f, FIXED[1]) for f in forms(plan)]
+    # the copy of the input is part of a form's cost: each form with it and (but the plan's
+    # passes, which have none) without it, before the other schedules
+    first = [(f, s) for f in forms(plan) for s in SCHEDULES
+             if s == FIXED[1] or (f != "plan" and _in_place(s))]
     best_form = _fastest(first, candidate, images, len(plan.outputs), seconds)[0]
-    second = [(best_form, s) for s in SCHEDULES]
+    second = [(best_form, s) for s in SCHEDULES if best_form != "plan" or not _in_place(s)]
     form, schedule = _fastest(second, candidate, images, len(plan.outputs), seconds)
     return Choice(form, schedule, seconds)
+
+
+def _in_place(schedule: str) -> bool:
+    """Whether the schedule reads the input in place (a 5th field set): a change only to the
+    direct and separable forms."""
+    value = SCHEDULES[schedule]
+    return value is not None and len(value) > 4 and bool(value[4])
 
 
 def _fastest(candidates: list[tuple[str, str]], candidate: Callable, images: list[np.ndarray],

@@ -27,6 +27,7 @@ hold its output's exact kernel (`_verify_sequence`; `VerificationError` otherwis
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -36,10 +37,10 @@ import numpy as np
 from kalg.algebra.kernel import Kernel
 from kalg.diagnostics import KalgError, UsageError
 from kalg.targets.scamp5.machine.isa import Instr, Mov, bus_steps
-from kalg.targets.scamp5.machine.text import format_program
+from kalg.targets.scamp5.machine.text import format_program, parse_program
 
 __all__ = ["Readout", "compile_layer", "group_size", "is_layer", "kernel_text", "layer_text",
-           "plan_groups"]
+           "parse_layer_text", "plan_groups"]
 
 AUTO = "auto"
 
@@ -347,3 +348,39 @@ def layer_text(header: list[str], program: list[Instr], readouts: list[Readout],
                      + ", ".join(f"{reg} = {name}" for reg, name in r.registers.items()))
         start = r.after
     return "\n".join(lines) + "\n"
+
+
+_READOUT = re.compile(r"^// read out (\d+) of (\d+) \(register = output\): (.*)$", re.MULTILINE)
+
+
+def parse_layer_text(text: str, path: str = "<string>", **parse: object,
+                     ) -> tuple[list[Instr], list[tuple[int, dict[str, str]]]] | None:
+    """A layer's text (as `layer_text` writes it) read back: the instructions of its programs
+    in sequence, and per readout comment (after instruction `after`, counted over the whole
+    sequence) register → output name. None for a text without readout comments (one
+    program). Each program is parsed by `parse_program` (keyword arguments `parse`), its
+    errors located in the whole text; a readout comment that does not follow a program is a
+    KalgError."""
+    marks = list(_READOUT.finditer(text))
+    if not marks:
+        return None
+    program: list[Instr] = []
+    readouts: list[tuple[int, dict[str, str]]] = []
+    start = 0
+    for mark in marks:
+        line = text.count("\n", 0, mark.start()) + 1
+        block = "\n" * text.count("\n", 0, start) + text[start:mark.start()]
+        body = parse_program(block, path, **parse)
+        if not body:
+            raise KalgError(f"{path}:{line}: a readout comment with no program before it")
+        program += body
+        pairs = [p.split("=") for p in mark.group(3).split(",")]
+        if any(len(p) != 2 for p in pairs):
+            raise KalgError(f"{path}:{line}: a readout comment lists 'register = output' "
+                            f"pairs separated by commas; got {mark.group(3)!r}")
+        readouts.append((len(program), {r.strip(): o.strip() for r, o in pairs}))
+        start = mark.end()
+    if parse_program("\n" * text.count("\n", 0, start) + text[start:], path, **parse):
+        raise KalgError(f"{path}: instructions after the last readout comment are never "
+                        "read out")
+    return program, readouts
