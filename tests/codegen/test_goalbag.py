@@ -87,10 +87,22 @@ def test_no_program_for_what_it_does_not_take():
 
 def test_compile_keeps_the_shorter_and_says_what_the_search_found():
     text = ("target scamp5 { registers: A..F, input: A, ops: all }\n"
-            "kernel k = [ 0 3 0\n 1 0 2\n 0 0 0 ]\n")
+            "kernel k = [ 0 3 0\n 1 0 2\n 5 0 0 ]\n")
     result = compile_text(text)
     said = result.stats["goal-bag search"]
     found = re.match(r"(\d+) instructions within 15000 bags made; the other searches' "
                      r"best: (\d+)", said)
     assert found is not None, said
     assert len(result.program) == min(int(found.group(1)), int(found.group(2)))
+
+
+def test_a_program_proven_shortest_skips_the_search_and_says_so():
+    # The exact search proves this kernel's 5 instructions shortest on A..F: no goal bag can
+    # be shorter, so the search is not run (a third of such a compile), and the program is
+    # the one it would have kept.
+    text = ("target scamp5 { registers: A..F, input: A, ops: all }\n"
+            "kernel k = [ 0 3 0\n 1 0 2\n 0 0 0 ]\n")
+    result = compile_text(text)
+    assert result.stats["goal-bag search"] == (
+        "not run: the other searches' best, 5 instructions, is proven shortest")
+    assert len(result.program) == result.stats["lower bound"] == 5

@@ -103,3 +103,14 @@ def test_no_program_here_for_op_set_all_or_a_non_dyadic_filter():
     assert codegen.reverse_filter(dyadic, REGISTERS, "A", "all") is None
     third = {"A": Kernel.of({(0, 0): Fraction(1, 3)}), "B": Kernel.of({(1, 0): 1})}
     assert codegen.reverse_filter(third, REGISTERS, "A", "basic") is None
+
+
+def test_a_full_register_file_still_gets_a_program_when_a_result_needs_its_own_register():
+    # A step whose operands all stay live (or whose only new operand is one the result may
+    # not overwrite: sub's second, neg's) needs a register for its result besides the bag.
+    # Counting only the bag, the search filled its beam with bags of three that fit but did
+    # not allocate, and found no program for this signed /8 kernel on three registers.
+    kernel = Kernel.from_rows([[-8, -2, -4], [8, 1, 6], [-5, 7, -2]]).scale(Fraction(1, 8))
+    program = codegen.reverse_filter({"A": kernel}, ("A", "B", "C"), "A", "basic")
+    assert program is not None
+    assert {r for i in program for r in i.registers()} <= {"A", "B", "C"}

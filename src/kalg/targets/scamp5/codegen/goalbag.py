@@ -52,6 +52,7 @@ from kalg.targets.scamp5.codegen.reverse import (
     minus,
     scale,
     shift,
+    step,
 )
 from kalg.targets.scamp5.codegen.virtual import TwoSteps
 from kalg.targets.scamp5.machine.isa import Dir, Instr
@@ -169,7 +170,7 @@ class _Search:
             if is_base(g, self.m):
                 continue
             for op, parts, extra in self._splits(g, state.bag):
-                child = _step(state, g, op, parts, extra, limit)
+                child = step(state, g, op, parts, extra, limit)
                 if child is not None:
                     child.score = self._estimate(child.bag, weight)
                     out.append(child)
@@ -428,29 +429,3 @@ def _far(g: Goal, v: tuple[int, int]) -> int:
     """`_distance` of g shifted by -v."""
     return sum(abs(x - v[0]) + abs(y - v[1]) for x, y, _ in g)
 
-
-
-
-_NOT_HOST = {"sub": (1,), "subx": (1,), "sub2x": (1,), "neg": (0,)}
-"""Operands whose register the result may not take (the ISA's y != x rules)."""
-
-
-def _step(state: _State, g: Goal, op: str, parts: tuple, extra, registers: int):
-    """The state one step back: g's instruction recorded, its operands in the bag; None where
-    the registers do not hold the instruction: the bag before it, and the bag after it with
-    the result besides, unless the result can take the register of an operand read for the
-    last time (`_NOT_HOST`)."""
-    bag = dict(state.bag)
-    dest = bag.pop(g)
-    fresh = state.fresh
-    names = []
-    host = False
-    for k, part in enumerate(parts):
-        if part not in bag:
-            bag[part] = ("val", fresh)
-            fresh += 1
-            host = host or k not in _NOT_HOST.get(op, ())
-        names.append(bag[part])
-    if len(bag) + (not host) > registers:
-        return None
-    return _State(bag, ((op, dest, tuple(names), extra), state.code), state.steps + 1, fresh)

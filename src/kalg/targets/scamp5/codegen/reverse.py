@@ -317,7 +317,7 @@ def _children(state: _State, m: int, registers: int, memo: _Memo,
         if is_base(g, m):
             continue
         for op, parts, extra in _splits(g, state.bag, m, memo):
-            child = _step(state, g, op, parts, extra, registers)
+            child = step(state, g, op, parts, extra, registers)
             if child is not None:
                 child.score = (_estimate(child.bag, m, memo, shared)
                                + _crowding(len(child.bag), registers, crowd))
@@ -443,20 +443,32 @@ def distance(g: Goal) -> int:
     return sum(abs(x) + abs(y) for x, y, _ in g)
 
 
-def _step(state: _State, g: Goal, op: str, parts: tuple, extra, registers: int):
-    """The state one step back: g's instruction recorded, its operands in the bag."""
+NOT_HOST = {"sub": (1,), "subx": (1,), "sub2x": (1,), "neg": (0,)}
+"""Operands whose register the result may not take (the ISA's y != x rules)."""
+
+
+def step(state, g: Goal, op: str, parts: tuple, extra, registers: int):
+    """The state one step back (of `state`'s own class: this module's or `goalbag`'s): g's
+    instruction recorded, its operands in the bag; None where the registers do not hold the
+    instruction: the bag before it, and the bag after it with the result besides, unless the
+    result can take the register of an operand read for the last time (`NOT_HOST`). Without
+    that register the search kept bags that fit but do not allocate (a full bag whose step
+    reuses its operands), and on few registers found no program at all."""
     bag = dict(state.bag)
     dest = bag.pop(g)
     fresh = state.fresh
     names = []
-    for part in parts:
+    host = False
+    for k, part in enumerate(parts):
         if part not in bag:
             bag[part] = ("val", fresh)
             fresh += 1
+            host = host or k not in NOT_HOST.get(op, ())
         names.append(bag[part])
-    if len(bag) > registers:
+    if len(bag) + (not host) > registers:
         return None
-    return _State(bag, ((op, dest, tuple(names), extra), state.code), state.steps + 1, fresh)
+    return type(state)(bag, ((op, dest, tuple(names), extra), state.code), state.steps + 1,
+                       fresh)
 
 
 # ---------------------------------------------------------------------- the program
