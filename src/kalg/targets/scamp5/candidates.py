@@ -1,7 +1,8 @@
 """Candidate decompositions of a definition's outputs, for code generation to choose from.
 
-`search` runs the algebra's e-graph (`kalg.targets.scamp5.optimize`) and adds the direct
-constructions (Horner, the factor chains, the expression as written); large separable or factorable
+`search` runs the algebra's e-graph (`kalg.targets.scamp5.optimize`), seeded with the direct
+constructions (Horner, the factor chains, the expression as written: `sources.seeds`), and takes
+each construction's extraction as a candidate; large separable or factorable
 kernels get the direct candidates only (`large_candidates`), and filters of more than
 `JOINT_OUTPUTS` outputs none (their own programs are built in `kalg.targets.scamp5.filters`).
 """
@@ -30,6 +31,8 @@ from kalg.targets.scamp5.sources import (
     SEPARABLE,
     SEPARABLE_COLUMN_FIRST,
     assemble,
+    seeded_provenance,
+    seeds,
 )
 
 
@@ -65,7 +68,9 @@ def search(definition: frontend.Definition, settings: Settings, ops: str,
             settings.progress("e-graph: saturating the algebra, extracting decompositions")
         # Search the algebra: seeded e-graph, bounded saturation, DAG-cost extraction.
         optimized = optimize(definition.outputs, search_options(ops, settings, deadline),
-                             definition.structure)
+                             definition.structure,
+                             seeds(definition.outputs, KERNEL) if settings.emit is Stage.PROGRAM
+                             else None)
         clock.lap("optimize")
         stats = search_stats(optimized)
         if settings.emit is not Stage.PROGRAM:
@@ -76,7 +81,8 @@ def search(definition: frontend.Definition, settings: Settings, ops: str,
         candidates = {op_set: {egraph_name(op_set, ops): extracted[op_set], **shared}
                       for op_set in extracted}
         provenance = {EGRAPH: optimized.provenance,
-                      EGRAPH_VARIANTS: optimized.applied_provenance}
+                      EGRAPH_VARIANTS: optimized.applied_provenance,
+                      **seeded_provenance(optimized)}
         return Found(stats, candidates, provenance, False, optimized)
     return Found(stats, candidates, provenance, bool(large))
 

@@ -15,6 +15,7 @@ from kalg.algebra.kernel import Kernel
 from kalg.clock import Clock
 from kalg.diagnostics import KalgSemanticError
 from kalg.eqsat import analyses, engine, extract, variants
+from kalg.eqsat.dag_terms import same_dag, seed
 from kalg.eqsat.terms import parse
 from kalg.eqsat.variants import Variant
 from kalg.targets.scamp5 import cost
@@ -73,16 +74,46 @@ class Optimized:
     as_written: Decomposition | None = None
     """The outputs written as algebra applied as written (others by their digit planes);
     None when no output has a written term."""
+    seeded: dict[str, Seeded] = field(default_factory=dict)
+    """Each seeded decomposition's extraction (`optimize`'s `seeded`, and `APPLIED`,
+    `AS_WRITTEN`), by the name it was seeded under; empty when nothing was seeded."""
+
+
+APPLIED = "applied"
+"""The name `Optimized.seeded` gives `Optimized.applied`'s extraction."""
+
+AS_WRITTEN = "as written"
+"""The name `Optimized.seeded` gives `Optimized.as_written`'s extraction."""
+
+
+@dataclass(frozen=True, slots=True)
+class Seeded:
+    """The extraction rooted at a seeded decomposition: the cheapest DAG whose outputs are the
+    seed's own root e-nodes (everything below them the extractor's choice)."""
+
+    decomposition: Decomposition
+    """The seed's own DAG where the extractor chose it (`same`), else the extracted DAG."""
+    same: bool
+    """Whether the extractor chose the seed's own term, value for value."""
+    cost: float
+    """Its cost under the op set's cost model, each node paid once."""
 
 
 def optimize(outputs: dict[str, Kernel], options: Options = Options(),
-             written: dict[str, tuple] | None = None) -> Optimized:
+             written: dict[str, tuple] | None = None,
+             seeded: dict[str, Decomposition] | None = None) -> Optimized:
     """Find the cheapest decomposition of `outputs` (register → kernel) under SCAMP-5 costs.
 
     Two bounded saturations: the algebra (seeded Kernel terms and the ring laws), from which the
     cheapest few Kernel terms of each output are extracted; then the lowering of only those terms
     to register operations, from which one DAG for all outputs is extracted (ILP, shared work
     paid once).
+
+    `seeded` (name → a decomposition source's DAG of `outputs`): each is seeded into the
+    saturated lowering e-graph, its outputs in their outputs' e-classes, as are `applied` and
+    `as_written` (named `APPLIED`, `AS_WRITTEN`); one extraction rooted at each
+    (`Optimized.seeded`). The e-graph's own extraction (`decomposition`) is made before, so
+    it is the same with or without seeds. None: nothing is seeded.
     """
     _check_outputs(outputs)
     clock = Clock()
@@ -92,12 +123,12 @@ def optimize(outputs: dict[str, Kernel], options: Options = Options(),
     kgraph = extract.Graph(data)
     roots = {name: kgraph.lets[f"k_{name}"] for name in seeds.roots}
     forms = variants.variants(kgraph, roots, cost.kernel(), options.variants)
-    seeded = [(term, analysis) for _, term, analysis in seeds.unions]
+    unions = [(term, analysis) for _, term, analysis in seeds.unions]
 
     def origin(picked: dict[str, Variant | None]) -> list[str]:
         """The analyses and rules behind the variants `picked` (None: the digit planes)."""
         nodes = frozenset(n for v in picked.values() if v is not None for n in v.nodes)
-        found = variants.provenance(kgraph, seeded, nodes, "ring laws", seeds.introduced)
+        found = variants.provenance(kgraph, unions, nodes, "ring laws", seeds.introduced)
         if any(v is None for v in picked.values()):
             found = sorted({*found, "digit-planes"})
         return [*found, "lowering"]
@@ -107,6 +138,11 @@ def optimize(outputs: dict[str, Kernel], options: Options = Options(),
     sources = {name: _interleave([v.term for v in vs], halved[name])
                for name, vs in forms.items()}
     offered = {name: list(terms) for name, terms in sources.items()}
+    applied = apply_terms({name: forms[0] for name, forms in halved.items()})
+    as_written = _as_written(seeds)
+    if seeded is not None:
+        seeded = {**seeded, APPLIED: applied,
+                  **({} if as_written is None else {AS_WRITTEN: as_written})}
     data, report = engine.saturate(FAMILIES, lowering_facts(offered, seeds.outputs), LOWERING,
                                    options.limits)
     clock.lap("lowering")
@@ -122,10 +158,14 @@ def optimize(outputs: dict[str, Kernel], options: Options = Options(),
     counts: dict[str, int] = {}
     for _, _, name in seeds.unions:
         counts[name] = counts.get(name, 0) + 1
+    decomposition = to_decomposition(graph, choice, sorted(outputs))
+    cost_of = extract.choice_cost(graph, root, choice, model)
+    # seeded last: the e-graph's own extraction above is that of the unseeded graph
+    extractions = _seeded(graph, model, seeded or {}, options, sorted(outputs))
     return Optimized(
-        decomposition=to_decomposition(graph, choice, sorted(outputs)),
-        applied=apply_terms({name: forms[0] for name, forms in halved.items()}),
-        cost=extract.choice_cost(graph, root, choice, model),
+        decomposition=decomposition,
+        applied=applied,
+        cost=cost_of,
         optimal=optimal,
         saturation=report,
         eclasses=len(graph.classes),
@@ -138,7 +178,8 @@ def optimize(outputs: dict[str, Kernel], options: Options = Options(),
         analyses=counts,
         seconds=clock.laps,
         extra=extra,
-        as_written=_as_written(seeds),
+        as_written=as_written,
+        seeded=extractions,
     )
 
 
@@ -182,6 +223,41 @@ def _extract(graph: extract.Graph, model: extract.Cost, options: Options,
                            max_nodes=options.ilp_max_nodes)
     except TimeoutError:
         return extract.greedy(graph, graph.lets["root"], model), False
+
+
+def _seeded(graph: extract.Graph, model: extract.Cost, seeded: dict[str, Decomposition],
+            options: Options, names: list[str]) -> dict[str, Seeded]:
+    """Each decomposition of `seeded` put into the saturated `graph`, each output's root
+    e-node in its output's e-class (`dag_terms.seed`, the J-th tagged `sJ`), then one
+    extraction rooted at each: its outputs' e-classes may choose only the seed's root e-nodes,
+    every other e-class what is cheapest (the seed's own terms, or what the rules put beside
+    the values it shares with the e-graph). Where the choice is the seed's own term, the
+    seed's DAG itself (built in its own order, so the code generator sees what the source
+    built). Mutates `graph`."""
+    root = graph.lets["root"]
+    classes = {name: graph.lets[f"out_{name}"] for name in names}
+    planted = [seed(graph, d, f"s{j}", classes) for j, d in enumerate(seeded.values())]
+
+    def one(j: int) -> Seeded:
+        d, nodes = list(seeded.values())[j], planted[j]
+        pins: dict[str, str] = {}
+        for _, i in d.outputs:
+            pins.setdefault(graph.nodes[nodes[i]].eclass, nodes[i])
+        pinned = _pinned(model, pins)
+        choice, _ = _extract(graph, pinned, options)
+        found = to_decomposition(graph, choice, names)
+        same = same_dag(found, d)
+        return Seeded(d if same else found, same, extract.choice_cost(graph, root, choice, model))
+
+    return dict(zip(seeded, workers.ordered_map(one, len(seeded)), strict=True))
+
+
+def _pinned(model: extract.Cost, pins: dict[str, str]) -> extract.Cost:
+    """`model`, with each e-class of `pins` allowed only its pinned e-node."""
+    def cost(node: extract.ENode) -> float | None:
+        pin = pins.get(node.eclass)
+        return None if pin is not None and node.id != pin else model(node)
+    return cost
 
 
 def _interleave(forms: list[str], halved: list[str]) -> dict[str, int]:

@@ -4,13 +4,15 @@ generator realises or builds programs itself, and how it makes them, in words.
 
 A decomposition source carries its construction, and `assemble` is the one place candidate
 decompositions are put together: a scope (`KERNEL`, `STAGE`, `DIRECT`, `LARGE`) names the
-sources a stage offers, in the order ties are broken. Program sources (the filters' and channel
-filters' own constructions, the exact searches) are run by their stage, with its budget and the
-bound of the best program so far, and named by the constants below. `provenance` reads the
-registry, so a source is described once; the e-graph's own candidates carry the rules on their
-path (`optimize.Optimized.provenance`). Still to come (issue 25, item 2): the decomposition
-sources seeding the e-graph as equalities with the literal, so that extraction picks among
-them instead of the fixed scopes.
+sources a stage offers, in the order ties are broken. A definition's sources go through the
+e-graph: `seeds` builds them, `optimize(..., seeded=...)` puts each into the lowering e-graph
+as an equality with its outputs and extracts one candidate rooted at each, and `assemble` takes
+that extraction in the source's place (the source's own DAG wherever the extractor keeps it).
+Program sources (the filters' and channel filters' own constructions, the exact searches) are
+run by their stage, with its budget and the bound of the best program so far, and named by the
+constants below. `provenance` reads the registry, so a source is described once; the e-graph's
+own candidates, and seeded ones the extractor changed, carry the rules on their path
+(`optimize.Optimized.provenance`, `seeded_provenance`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from typing import TYPE_CHECKING
 
 from kalg.targets.scamp5.codegen.chain import factor_chain
 from kalg.targets.scamp5.codegen.separable import separable_candidate
-from kalg.targets.scamp5.optimize import direct_decomposition
+from kalg.targets.scamp5.optimize import APPLIED, direct_decomposition
+from kalg.targets.scamp5.optimize import AS_WRITTEN as OPT_AS_WRITTEN
 
 if TYPE_CHECKING:
     from kalg.algebra.decomp import Decomposition
@@ -76,11 +79,19 @@ def _egraph(outputs: dict, optimized: Optimized | None) -> Decomposition | None:
 
 
 def _variants(outputs: dict, optimized: Optimized | None) -> Decomposition | None:
-    return None if optimized is None else optimized.applied
+    return None if optimized is None else _extracted(optimized, APPLIED, optimized.applied)
 
 
 def _as_written(outputs: dict, optimized: Optimized | None) -> Decomposition | None:
-    return None if optimized is None else optimized.as_written
+    return None if optimized is None else _extracted(optimized, OPT_AS_WRITTEN,
+                                                      optimized.as_written)
+
+
+def _extracted(optimized: Optimized, name: str, built: Decomposition | None,
+               ) -> Decomposition | None:
+    """The extraction rooted at the decomposition seeded as `name`, else `built`."""
+    seeded = optimized.seeded.get(name)
+    return built if seeded is None else seeded.decomposition
 
 
 def _horner(outputs: dict, optimized: Optimized | None) -> Decomposition:
@@ -161,15 +172,43 @@ def assemble(outputs: dict, optimized: Optimized | None, scope: tuple[str, ...],
     for name in scope:
         build = SOURCES[name].build
         assert build is not None, f"{name} is not a decomposition source"
-        if (decomposition := build(outputs, optimized)) is not None:
+        seeded = None if optimized is None else optimized.seeded.get(name)
+        if seeded is not None:
+            found[name] = seeded.decomposition
+        elif (decomposition := build(outputs, optimized)) is not None:
             found[name] = decomposition
+    return found
+
+
+def seeds(outputs: dict, scope: tuple[str, ...]) -> dict[str, Decomposition]:
+    """The decompositions of `scope`'s sources that need no e-graph (`assemble` before it),
+    to seed it: `optimize(..., seeded=...)` extracts one candidate rooted at each, and
+    `assemble` then takes the extraction in the source's place (the e-graph's own sources,
+    its variants and the expression as written, are seeded by `optimize` itself)."""
+    return assemble(outputs, None, scope)
+
+
+def seeded_provenance(optimized: Optimized) -> dict[str, list[str]]:
+    """The path of each seeded candidate the extractor changed (`Seeded.same` false): its
+    source's line, then the lowering rules the extraction went through. Candidates it kept
+    as seeded have their source's line alone (`provenance`)."""
+    names = {APPLIED: EGRAPH_VARIANTS, OPT_AS_WRITTEN: AS_WRITTEN}
+    found = {}
+    for seed, extraction in optimized.seeded.items():
+        name = names.get(seed, seed)
+        if not extraction.same:
+            made = SOURCES[name].made
+            found[name] = optimized.applied_provenance if made is None else [made, "lowering"]
     return found
 
 
 def provenance(winner: str, egraph: dict[str, list[str]]) -> list[str]:
     """The path of the candidate `winner`: the rules behind it for the e-graph's candidates
-    (`egraph`, by candidate), the source's own line for the others, else its name."""
+    and the seeded ones the extractor changed (`egraph`, by candidate), the source's own line
+    for the others, else its name."""
     source = SOURCES.get(winner)
+    if winner in egraph:
+        return egraph[winner]
     if source is not None and source.made is not None:
         return [source.made]
-    return egraph.get(winner, [winner])
+    return [winner]
