@@ -79,11 +79,12 @@ class Optimized:
     `AS_WRITTEN`), by the name it was seeded under; empty when nothing was seeded."""
 
 
-APPLIED = "applied"
-"""The name `Optimized.seeded` gives `Optimized.applied`'s extraction."""
+APPLIED = "e-graph variants"
+"""The name `Optimized.seeded` gives `Optimized.applied`'s extraction: the name of its
+decomposition source (`sources.EGRAPH_VARIANTS`), so a seed is found by its source's name."""
 
 AS_WRITTEN = "as written"
-"""The name `Optimized.seeded` gives `Optimized.as_written`'s extraction."""
+"""The name `Optimized.seeded` gives `Optimized.as_written`'s extraction (`sources.AS_WRITTEN`)."""
 
 
 @dataclass(frozen=True, slots=True)

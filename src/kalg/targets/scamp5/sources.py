@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from kalg.targets.scamp5.codegen.chain import factor_chain
 from kalg.targets.scamp5.codegen.separable import separable_candidate
 from kalg.targets.scamp5.optimize import APPLIED, direct_decomposition
-from kalg.targets.scamp5.optimize import AS_WRITTEN as OPT_AS_WRITTEN
+from kalg.targets.scamp5.optimize import AS_WRITTEN as SEEDED_AS_WRITTEN
 
 if TYPE_CHECKING:
     from kalg.algebra.decomp import Decomposition
@@ -32,14 +32,14 @@ if TYPE_CHECKING:
     from kalg.targets.scamp5.optimize import Optimized
 
 EGRAPH = "e-graph"
-EGRAPH_VARIANTS = "e-graph variants"
+EGRAPH_VARIANTS = APPLIED  # the name `optimize` seeds the variants under
 HORNER = "horner"
 SEPARABLE = "separable"
 SEPARABLE_COLUMN_FIRST = "separable, column first"
 FACTOR_CHAIN = "factor chain"
 FACTOR_CHAIN_HALVING_FIRST = "factor chain, halving first"
 SPLIT_CHAIN = "split chain"
-AS_WRITTEN = "as written"
+AS_WRITTEN = SEEDED_AS_WRITTEN  # the name `optimize` seeds the written term under
 EXHAUSTIVE = "exhaustive search"
 KEPT = "kept value"
 FACTORED = "shortest factors"
@@ -79,19 +79,11 @@ def _egraph(outputs: dict, optimized: Optimized | None) -> Decomposition | None:
 
 
 def _variants(outputs: dict, optimized: Optimized | None) -> Decomposition | None:
-    return None if optimized is None else _extracted(optimized, APPLIED, optimized.applied)
+    return None if optimized is None else optimized.applied
 
 
 def _as_written(outputs: dict, optimized: Optimized | None) -> Decomposition | None:
-    return None if optimized is None else _extracted(optimized, OPT_AS_WRITTEN,
-                                                      optimized.as_written)
-
-
-def _extracted(optimized: Optimized, name: str, built: Decomposition | None,
-               ) -> Decomposition | None:
-    """The extraction rooted at the decomposition seeded as `name`, else `built`."""
-    seeded = optimized.seeded.get(name)
-    return built if seeded is None else seeded.decomposition
+    return None if optimized is None else optimized.as_written
 
 
 def _horner(outputs: dict, optimized: Optimized | None) -> Decomposition:
@@ -192,10 +184,8 @@ def seeded_provenance(optimized: Optimized) -> dict[str, list[str]]:
     """The path of each seeded candidate the extractor changed (`Seeded.same` false): its
     source's line, then the lowering rules the extraction went through. Candidates it kept
     as seeded have their source's line alone (`provenance`)."""
-    names = {APPLIED: EGRAPH_VARIANTS, OPT_AS_WRITTEN: AS_WRITTEN}
     found = {}
-    for seed, extraction in optimized.seeded.items():
-        name = names.get(seed, seed)
+    for name, extraction in optimized.seeded.items():
         if not extraction.same:
             made = SOURCES[name].made
             found[name] = optimized.applied_provenance if made is None else [made, "lowering"]
