@@ -58,7 +58,14 @@ from kalg import __version__
 from kalg.dataflow.graph import compare
 from kalg.targets.cpu.abi import Buffer, host_buffer
 from kalg.targets.cpu.borders import Border
-from kalg.targets.cpu.plan import STRIP, WINDOW_STRIP, CpuPlan, direct_taps, plan_data
+from kalg.targets.cpu.plan import (
+    STRIP,
+    WINDOW_STRIP,
+    CpuPlan,
+    direct_taps,
+    plan_data,
+    reads_input_in_place,
+)
 
 CACHE_FORMAT = 1
 """Bump when the lowering or the calling convention changes (it is part of the cache key)."""
@@ -326,8 +333,7 @@ class Lowering:
             source = next(i for i, p in self.values.items() if p.op == "input")
             src = self.direct_source = hl.Func("direct_in")
             src[self.x, self.y] = self.func(source)[self.x, self.y]
-            in_place = len(self.cpu_schedule or ()) > 4 and self.cpu_schedule[4]
-            if not in_place:
+            if not reads_input_in_place(self.cpu_schedule):
                 self.at_strip.append(src)
         return self.direct_source
 

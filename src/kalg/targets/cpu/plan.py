@@ -297,6 +297,13 @@ direct correlation where `direct_taps` says so); `direct`, every output tap by t
 input loaded once (a bank's outputs in one loop); `separable`, every output (each of rank one)
 as a pass of taps along the row, then one of taps along the column (`separable_taps`)."""
 
+def reads_input_in_place(schedule: tuple | None) -> bool:
+    """Whether a cpu schedule (`halide.Lowering.schedule_cpu`'s tuple; None the fixed rule)
+    has the `direct` and `separable` forms read the bordered input where it is (its optional
+    fifth field) rather than copy it per strip; the `plan` form is the same either way."""
+    return schedule is not None and len(schedule) > 4 and bool(schedule[4])
+
+
 DIRECT_FORM_TAPS = 81
 """The `direct` form is a candidate only for kernels of at most this many taps (a 9x9 kernel):
 a bound on compile time and on the search's work, not a tuned speed."""

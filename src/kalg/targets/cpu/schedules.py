@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from kalg.targets.cpu.borders import Border
-from kalg.targets.cpu.plan import CpuPlan, forms
+from kalg.targets.cpu.plan import CpuPlan, forms, reads_input_in_place
 
 SCHEDULES: dict[str, tuple | None] = {
     "strips": None,
@@ -126,18 +126,12 @@ def _search(plan: CpuPlan, compile: Callable, check: Callable) -> Choice:
     # the copy of the input is part of a form's cost: each form with it and (but the plan's
     # passes, which have none) without it, before the other schedules
     first = [(f, s) for f in forms(plan) for s in SCHEDULES
-             if s == FIXED[1] or (f != "plan" and _in_place(s))]
+             if s == FIXED[1] or (f != "plan" and reads_input_in_place(SCHEDULES[s]))]
     best_form = _fastest(first, candidate, images, len(plan.outputs), seconds)[0]
-    second = [(best_form, s) for s in SCHEDULES if best_form != "plan" or not _in_place(s)]
+    second = [(best_form, s) for s in SCHEDULES
+              if best_form != "plan" or not reads_input_in_place(SCHEDULES[s])]
     form, schedule = _fastest(second, candidate, images, len(plan.outputs), seconds)
     return Choice(form, schedule, seconds)
-
-
-def _in_place(schedule: str) -> bool:
-    """Whether the schedule reads the input in place (a 5th field set): a change only to the
-    direct and separable forms."""
-    value = SCHEDULES[schedule]
-    return value is not None and len(value) > 4 and bool(value[4])
 
 
 def _fastest(candidates: list[tuple[str, str]], candidate: Callable, images: list[np.ndarray],

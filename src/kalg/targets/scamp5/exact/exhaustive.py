@@ -333,7 +333,7 @@ class _Search:
         self.symmetries = stabilizer(target_taps) if symmetry else ()
         self.dominance = dominance
         self.norms = NormBound(target_e, target_taps, len(registers), tap_steps) \
-            if norms and norms_fit(target_taps) else None
+            if norms and norms_fit(self.target_size) else None
         self.images: list[dict[int, int]] = [{} for _ in self.symmetries]
         self.wave_coef = machine.wave_coef
         self.scaled: dict[int, np.ndarray] = {}

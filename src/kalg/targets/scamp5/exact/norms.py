@@ -127,11 +127,11 @@ N_h is at most 4 times that sum, and `units` multiplies by UNITS (2^6) and shift
 difference of two exponents; 2^40 leaves 2^23 for these."""
 
 
-def fits(taps: Taps) -> bool:
-    """Whether a target of these taps is small enough for `NormBound`'s int64 tables (a
-    larger one, such as a 31x31 binomial whose numerators sum to 2^60, is searched without
-    the norm bounds: fewer prunings, the search still exact)."""
-    return sum(abs(n) for _, _, n in taps) < HEADROOM
+def fits(size: int) -> bool:
+    """Whether a target whose numerators' magnitudes sum to `size` is small enough for
+    `NormBound`'s int64 tables (a larger one, such as a 31x31 binomial whose numerators sum to
+    2^60, is searched without the norm bounds: fewer prunings, the search still exact)."""
+    return size < HEADROOM
 
 
 class NormBound:
