@@ -355,13 +355,18 @@ PROOF_NODES = 20_000
 
 def may_prove(usable: dict[str, Decomposition], budget: Resources) -> bool:
     """Whether the top rung may prove its program shortest (`_unbeatable`): one output, a top
-    rung of at most `exact.bounds.WIDEST` registers, and a candidate of at most
-    `PROVE_UP_TO` live values...."""
+    rung of at most `exact.bounds.WIDEST` registers, and a candidate of at most `PROVE_LIVE`
+    live values. Only where it may does op set all run its rungs before basic's (`_ladder`);
+    elsewhere all run side by side on the worker processes, the shorter wall-clock time. It
+    decides the order the rungs run in, never the program."""
     return (len(budget.outputs) == 1 and max(budget.sizes(), default=0) <= WIDEST
             and min(len(d.live()) for d in usable.values()) <= PROVE_LIVE)
 
 
-PROVE_LIVE = 2 * PROVE_UP_TO
+PROVE_LIVE = 12
+"""Live values of the smallest candidate up to which `may_prove` holds. Measured on fresh
+draws (docs/cain-families.md, session 16): every ladder program of at most `PROVE_UP_TO`
+instructions had a candidate of 8 to 12 live values, longer ones mostly 13 or more."""
 
 
 def fewest_bus(length: int, op_set: str) -> int:
