@@ -299,7 +299,9 @@ def _rung(usable: dict[str, Decomposition], registers: tuple[str, ...], input_re
     With `prove`, the best screened program is also given to the exact search
     (`_unbeatable`); where it is proven shortest with the fewest bus steps, the refines that
     could only tie with it are not run: those of candidates placed after it (a tie keeps the
-    earlier candidate). The rung's program is the same either way."""
+    earlier candidate). The rung's program is the same either way. Where a refine found a
+    better program, that one is given to the exact search after the refines (for `_ladder`:
+    the proof then leaves out op set basic's rungs)."""
     found: list[tuple[tuple[int, int, int], str, list[Instr]]] = []
     pressure: RegisterPressureError | None = None
     unbeaten_from: int | None = None  # attempts of candidates from this place on cannot win
@@ -338,8 +340,10 @@ def _rung(usable: dict[str, Decomposition], registers: tuple[str, ...], input_re
             for n, o in list(best)[:level.refined]:
                 attempt(n, o, level.widened(REFINE))
             attempt(name, found_order, level.widened(REFINE_NARROW))
-    key, name, program = min(found, key=lambda f: f[0])
-    return Found(key, name, program, proof)
+    key, best, program = min(found, key=lambda f: f[0])
+    if prove and proof is None and key[:2] != (length, bus):  # a refine found a shorter one
+        proof = _unbeatable(*key[:2], usable[best], registers, input_register, op_set, deadline)
+    return Found(key, best, program, proof)
 
 
 PROVE_UP_TO = 5
