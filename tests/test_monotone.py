@@ -22,7 +22,7 @@ from kalg.targets.scamp5.codegen.opset import as_op_set_all
 from kalg.targets.scamp5.machine.isa import REGISTERS
 from kalg.targets.scamp5.machine.symbolic import verify_exact
 from kalg.targets.scamp5.optimize import direct_decomposition
-from kalg.targets.scamp5.pipeline import Settings, compile_file
+from kalg.targets.scamp5.pipeline import Settings, compile_file, compile_text
 
 EXAMPLES = __import__("pathlib").Path(__file__).resolve().parents[1] / "examples"
 
@@ -255,3 +255,29 @@ def test_a_proven_screen_still_refines_candidates_placed_before_it(monkeypatch):
     assert not [c for c in calls if c[0] == "basic"]  # op set all's program is proven
     refined = [c[1:] for c in calls if c[3] not in (portfolio.SCREEN, portfolio.SCREEN_ONLY)]
     assert refined == [(6, "long", level.widened(portfolio.REFINE))]
+
+
+def test_the_pipeline_does_not_run_the_ladders_proof_again(monkeypatch):
+    # The top rung's exact search (`portfolio._unbeatable`) is the one the pipeline runs to
+    # prove a short program shortest (`pipeline._exhaustive`): the same arguments, so its
+    # outcome is passed on (`portfolio.remembered`) instead of being searched for twice.
+    from kalg.targets.scamp5 import pipeline
+    from kalg.targets.scamp5.exact import exhaustive
+
+    assert (portfolio.PROOF_NODES, portfolio.PROVE_UP_TO) == (pipeline.EXACT_NODES,
+                                                              pipeline.EXACT_UP_TO)
+    monkeypatch.setenv("KALG_WORKERS", "1")
+    calls = []
+    real = exhaustive.shortest_program
+
+    def counted(kernel, **kwargs):
+        calls.append((kwargs["max_length"], kwargs["nodes"]))
+        return real(kernel, **kwargs)
+
+    monkeypatch.setattr(exhaustive, "shortest_program", counted)
+    text = ("target scamp5 { registers: A..F, input: A, ops: all }\n"
+            "kernel k = [0 0 0 ; 1 2 1 ; 0 0 0]\n")
+    result = compile_text(text)
+    length = len(result.program)
+    assert "proven shortest" in result.text
+    assert calls.count((length - 1, pipeline.EXACT_NODES)) == 1, calls

@@ -212,6 +212,8 @@ def best_on_ladder(candidates: dict[str, dict[str, Decomposition]], budget: Reso
         outcomes = _ladder(plan, rung, budget, usable)
     finally:
         memo.release()
+    if deadline.end is None:
+        _remember(plan, outcomes, budget, usable)
     best: tuple[tuple[int, int, int, int, int], str, list[Instr], dict[str, str],
                 Decomposition] | None = None
     pressure: RegisterPressureError | None = None
@@ -257,6 +259,44 @@ def _ladder(plan: list[tuple[int, str, int]], rung: Callable[[int], object], bud
         found |= dict(zip(later, workers.ordered_map(lambda j: rung(later[j]), len(later)),
                           strict=True))
     return [found.get(i) for i in range(len(plan))]
+
+
+_PROVEN: dict[tuple, exhaustive.Outcome] = {}
+"""The last ladder's proof (`Found.proof` of its top rung), by the exact search's arguments
+(`_proof_key`): the pipeline's own exact search of the same program (`remembered`) is then not
+run again. The search is a function of its arguments (counts, no clock), so the outcome is
+the one it would compute."""
+
+
+def _proof_key(kernel, registers: tuple[str, ...], input_register: str, output: str,
+               op_set: str, max_length: int, nodes: int) -> tuple:
+    """The arguments the exact search's outcome depends on: its kernel without zero entries
+    (it searches for `kernel.trimmed()`'s taps), registers, input, output, op set, bounds."""
+    return kernel.trimmed(), tuple(registers), input_register, output, op_set, max_length, nodes
+
+
+def remembered(kernel, registers: tuple[str, ...], input_register: str, output: str,
+               op_set: str, max_length: int, nodes: int) -> exhaustive.Outcome | None:
+    """`exhaustive.shortest_program`'s outcome for these arguments (no --timeout) where the
+    last ladder's top rung computed it (`_unbeatable`), else None."""
+    return _PROVEN.get(_proof_key(kernel, registers, input_register, output, op_set,
+                                  max_length, nodes))
+
+
+def _remember(plan: list[tuple[int, str, int]], outcomes: list, budget: Resources,
+              usable: dict[str, dict[str, Decomposition]]) -> None:
+    """Keep the top rung's proof for `remembered` (only the last ladder's)."""
+    _PROVEN.clear()
+    top = max((i for i, p in enumerate(plan) if p[1] == budget.ops), default=None,
+              key=lambda i: plan[i][2])
+    if top is None or not isinstance(found := outcomes[top], Found) or found.proof is None:
+        return
+    if len(kernels := usable[budget.ops][found.name].output_kernels()) != 1:
+        return
+    ((output, kernel),) = kernels.items()
+    key = _proof_key(kernel, budget.rung(plan[top][2])[0], budget.input, output, budget.ops,
+                     found.key[0] - 1, PROOF_NODES)
+    _PROVEN[key] = found.proof
 
 
 def _in_op_set(outcome, budget: Resources, size: int):
