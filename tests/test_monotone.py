@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kalg import effort
 from kalg.algebra.kernel import Kernel
 from kalg.diagnostics import RegisterPressureError
 from kalg.targets.scamp5 import codegen, portfolio
@@ -21,7 +22,7 @@ from kalg.targets.scamp5.codegen.opset import as_op_set_all
 from kalg.targets.scamp5.machine.isa import REGISTERS
 from kalg.targets.scamp5.machine.symbolic import verify_exact
 from kalg.targets.scamp5.optimize import direct_decomposition
-from kalg.targets.scamp5.pipeline import Settings, compile_file
+from kalg.targets.scamp5.pipeline import Settings, compile_file, compile_text
 
 EXAMPLES = __import__("pathlib").Path(__file__).resolve().parents[1] / "examples"
 
@@ -168,3 +169,115 @@ def test_a_fraction_in_two_registers_under_op_set_all_is_refused_without_a_searc
     calls.clear()
     _length(_candidates(k.scale(4)), tuple("AB"), "all")
     assert [a for a in calls if a[3] == "all"]
+
+
+def _searches(monkeypatch) -> list[tuple[str, int, object]]:
+    """The code generator's searches, recorded as (op set, registers, limits): all in this
+    process (`KALG_WORKERS=1`), where they are seen."""
+    monkeypatch.setenv("KALG_WORKERS", "1")
+    calls: list[tuple[str, int, object]] = []
+    real = codegen.generate
+
+    def recorded(*args, **kwargs):
+        calls.append((args[3], len(args[1]), args[4]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(codegen, "generate", recorded)
+    return calls
+
+
+SHORT = Kernel.from_rows([[1, 2, 1]])
+"""A kernel whose programs (op set all: 3 instructions, basic: 4, no division) the exact search
+proves shortest on A..F."""
+
+
+@pytest.mark.parametrize("ops", ["all", "basic"])
+def test_a_program_proven_shortest_leaves_out_only_searches_that_cannot_beat_it(monkeypatch,
+                                                                              ops):
+    # Issue 26: op set all ran every rung of op set basic as well, and every full rung refined
+    # its best screened program, even where the exact search proves that program shortest
+    # with the fewest bus steps. Those searches are left out now; the program must be the one
+    # the whole ladder finds, so every contract above holds as it did.
+    candidates = _candidates(SHORT)
+    budget = portfolio.Resources(REGISTERS, "A", ops, ("A",), REGISTERS)
+    calls = _searches(monkeypatch)
+    cut = portfolio.best_on_ladder(candidates, budget)
+    refines = (portfolio.REFINE, portfolio.REFINE_NARROW)
+    assert not [c for c in calls if c[0] != ops or c[2] in refines], calls
+    calls.clear()
+    monkeypatch.setattr(portfolio, "_unbeatable", lambda *args: None)  # nothing proven
+    whole = portfolio.best_on_ladder(candidates, budget)
+    assert {c[0] for c in calls} == set(budget.op_sets())
+    assert [c for c in calls if c[2] in refines]
+    assert (cut.program, cut.candidate) == (whole.program, whole.candidate)
+
+
+def test_a_proven_length_with_a_division_does_not_leave_out_basic(monkeypatch):
+    # A program with a div has more bus steps than its length needs: a basic program of the
+    # same length and fewer bus steps would win the tie, so basic's rungs still run.
+    candidates = _candidates(SHORT.scale(Fraction(1, 2)))
+    budget = portfolio.Resources(REGISTERS, "A", "all", ("A",), REGISTERS)
+    calls = _searches(monkeypatch)
+    best = portfolio.best_on_ladder(candidates, budget)
+    assert portfolio.bus_steps(best.program) > portfolio.fewest_bus(len(best.program), "all")
+    assert [c for c in calls if c[0] == "basic" and c[1] == 6]
+
+
+def test_a_proven_screen_still_refines_candidates_placed_before_it(monkeypatch):
+    # A refine of a candidate placed earlier may tie the proven program and win the tie
+    # (ties keep the earlier candidate): at --effort high those refines still run.
+    lengths = {"long": 9, "short": 7, "tie": 7}
+    calls = []
+
+    def fake(name, registers, input_register, ops, limits, memo=None, longest=None):
+        calls.append((ops, len(registers), name, limits))
+        program = ["instr"] * lengths[name]
+        return None if longest is not None and len(program) > longest else program
+
+    class Named(str):  # a stand-in decomposition: its name, no live values, no outputs
+        def live(self):
+            return []
+
+        def output_kernels(self):
+            return {}
+
+    monkeypatch.setattr(codegen, "generate", fake)
+    monkeypatch.setattr(portfolio, "bus_steps", lambda program: 0)
+    monkeypatch.setattr(portfolio, "outside_op_set", lambda program, ops: None)
+    monkeypatch.setattr(portfolio, "_unbeatable", lambda *args: "proven")
+    monkeypatch.setenv("KALG_WORKERS", "1")
+    named = {n: Named(n) for n in ("long", "short", "tie")}
+    candidates = {"basic": dict(named), "all": dict(named)}
+    budget = portfolio.Resources(REGISTERS, "A", "all", ("A",), REGISTERS)
+    with effort.using("high") as level:
+        best = portfolio.best_on_ladder(candidates, budget)
+    assert best.candidate == "short"
+    assert not [c for c in calls if c[0] == "basic"]  # op set all's program is proven
+    refined = [c[1:] for c in calls if c[3] not in (portfolio.SCREEN, portfolio.SCREEN_ONLY)]
+    assert refined == [(6, "long", level.widened(portfolio.REFINE))]
+
+
+def test_the_pipeline_does_not_run_the_ladders_proof_again(monkeypatch):
+    # The top rung's exact search (`portfolio._unbeatable`) is the one the pipeline runs to
+    # prove a short program shortest (`pipeline._exhaustive`): the same arguments, so its
+    # outcome is passed on (`portfolio.remembered`) instead of being searched for twice.
+    from kalg.targets.scamp5 import pipeline
+    from kalg.targets.scamp5.exact import exhaustive
+
+    assert (portfolio.PROOF_NODES, portfolio.PROVE_UP_TO) == (pipeline.EXACT_NODES,
+                                                              pipeline.EXACT_UP_TO)
+    monkeypatch.setenv("KALG_WORKERS", "1")
+    calls = []
+    real = exhaustive.shortest_program
+
+    def counted(kernel, **kwargs):
+        calls.append((kwargs["max_length"], kwargs["nodes"]))
+        return real(kernel, **kwargs)
+
+    monkeypatch.setattr(exhaustive, "shortest_program", counted)
+    text = ("target scamp5 { registers: A..F, input: A, ops: all }\n"
+            "kernel k = [0 0 0 ; 1 2 1 ; 0 0 0]\n")
+    result = compile_text(text)
+    length = len(result.program)
+    assert "proven shortest" in result.text
+    assert calls.count((length - 1, pipeline.EXACT_NODES)) == 1, calls

@@ -26,7 +26,15 @@ from kalg.frontend.target import WIDE
 from kalg.results import Result
 from kalg.settings import Deadline, Settings, bounded
 from kalg.stages import Stage
-from kalg.targets.scamp5 import budget, channel_programs, codegen, filters, layers, sources
+from kalg.targets.scamp5 import (
+    budget,
+    channel_programs,
+    codegen,
+    filters,
+    layers,
+    portfolio,
+    sources,
+)
 from kalg.targets.scamp5 import candidates as search_stage
 from kalg.targets.scamp5.exact import exhaustive as exact
 from kalg.targets.scamp5.exact.bounds import describe_bound, lower_bound
@@ -707,9 +715,11 @@ def _exhaustive(outputs: dict, program: list[Instr], winner: str, registers: tup
     if len(outputs) != 1:
         return program, winner, "not proven (the exhaustive search takes one output only)", 0
     ((out, kernel),) = outputs.items()
-    outcome = exact.shortest_program(kernel, registers=registers, input_register=inp,
-                                          output=out, op_set=ops, max_length=len(program) - 1,
-                                          nodes=nodes, seconds=seconds)
+    # The ladder's top rung may have run this very search (`portfolio.remembered`).
+    outcome = (seconds is None and portfolio.remembered(
+        kernel, registers, inp, out, ops, len(program) - 1, nodes)) or exact.shortest_program(
+        kernel, registers=registers, input_register=inp, output=out, op_set=ops,
+        max_length=len(program) - 1, nodes=nodes, seconds=seconds)
     if outcome.program is not None:
         return (outcome.program, EXHAUSTIVE, outcome.describe(ops, len(registers)),
                 outcome.lower)

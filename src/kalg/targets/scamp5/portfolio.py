@@ -24,6 +24,13 @@ same way. The bound depends only on the rung's own candidates, so a rung stays t
 whichever budget runs it. Every bound is a count, so the result is deterministic. Ties go to
 the op set asked for, the largest rung (the program a single search of the whole budget finds,
 when no smaller rung beats it), then the earlier candidate.
+
+Searches that cannot change the answer are left out (docs/cain-families.md, session 16): where
+the exact search proves the top rung's program shortest with the fewest bus steps of its
+length (`_unbeatable`), its later candidates' refines, and under op set all basic's rungs
+(`_ladder`). The program is the one every search would give, so the contracts above hold as
+they did. Bounding basic's searches by op set all's program instead would not keep them: a
+search's program is not monotone in its bound.
 """
 
 from __future__ import annotations
@@ -38,7 +45,9 @@ from kalg.algebra.decomp import Decomposition
 from kalg.diagnostics import KalgError, RegisterPressureError, ResourceLimitError
 from kalg.targets.scamp5 import codegen
 from kalg.targets.scamp5.codegen.opset import as_op_set_all
-from kalg.targets.scamp5.machine.isa import Instr, bus_steps, outside_op_set
+from kalg.targets.scamp5.exact import exhaustive
+from kalg.targets.scamp5.exact.bounds import WIDEST
+from kalg.targets.scamp5.machine.isa import OP_SETS, Instr, bus_steps, outside_op_set
 from kalg.targets.scamp5.machine.symbolic import verify_exact
 from kalg.targets.scamp5.registers import rung
 
@@ -180,13 +189,15 @@ def best_on_ladder(candidates: dict[str, dict[str, Decomposition]], budget: Reso
     stops the search with what it has - the one way the result can depend on the clock.
     The rungs are independent searches: `workers.ordered_map` runs them on this process and a
     forked one (`KALG_WORKERS`), the full rungs first, and they are compared in ladder order,
-    so the program is the one a serial search finds."""
+    so the program is the one a serial search finds. A rung that cannot change the answer is
+    not run (`_ladder`): the program is the same as with every rung run."""
     deadline = deadline or _NoDeadline()
     plan = [(op_rank, op_set, size) for op_rank, op_set in enumerate(budget.op_sets())
             for size in budget.sizes()]
     usable = {op_set: _distinct(searchable(candidates[op_set])) for op_set in budget.op_sets()}
     memo = codegen.Memo()  # every rung searches the same networks: build their moves once
     fractional = _fractional(usable)
+    top = (budget.ops, max(budget.sizes(), default=0))
 
     def rung(index: int):
         _, op_set, size = plan[index]
@@ -200,17 +211,16 @@ def best_on_ladder(candidates: dict[str, dict[str, Decomposition]], budget: Reso
             return _no_division(usable[op_set], registers, op_set)
         try:
             return _rung(usable[op_set], registers, budget.input, op_set, size in FULL_SIZES,
-                         deadline, memo)
+                         deadline, memo, prove=(op_set, size) == top)
         except RegisterPressureError as err:
             return err
 
-    # The full rungs of the richest op set are the longest searches: hand them out first.
-    first = sorted(range(len(plan)), key=lambda i: (plan[i][2] not in FULL_SIZES,
-                                                    -plan[i][0], -plan[i][2]))
     try:
-        outcomes = workers.ordered_map(rung, len(plan), first)
+        outcomes = _ladder(plan, rung, budget, usable)
     finally:
         memo.release()
+    if deadline.end is None:
+        _remember(plan, outcomes, budget, usable)
     best: tuple[tuple[int, int, int, int, int], str, list[Instr], dict[str, str],
                 Decomposition] | None = None
     pressure: RegisterPressureError | None = None
@@ -233,34 +243,119 @@ def best_on_ladder(candidates: dict[str, dict[str, Decomposition]], budget: Reso
     return Best(_renamed(program, renaming, decomp, budget.input), name, decomp, stop)
 
 
+def _ladder(plan: list[tuple[int, str, int]], rung: Callable[[int], object], budget: Resources,
+            usable: dict[str, dict[str, Decomposition]]) -> list:
+    """The outcome of each rung of `plan` (`rung(i)`), None for a rung not run.
+
+    Op set all's rungs run first where its top rung may prove its program shortest
+    (`may_prove`); where it did (`Found.proof`), op set basic's rungs are not run: none of
+    their programs can win. Each is a program on a rung's file, which is part of the top
+    rung's file, and made an op set all program of the same length (`_in_op_set`); so it is
+    no shorter, has no fewer bus steps (the top rung's program has the fewest any program of
+    its length can have, `fewest_bus`), and loses the tie to op set all. Elsewhere every rung
+    runs, as they always did, the full rungs of the richest op set handed out first."""
+    first = sorted(range(len(plan)), key=lambda i: (plan[i][2] not in FULL_SIZES,
+                                                    -plan[i][0], -plan[i][2]))
+    if not plan or len(budget.op_sets()) == 1 or not may_prove(usable[budget.ops], budget):
+        return workers.ordered_map(rung, len(plan), first)
+    now = [i for i in first if plan[i][1] == budget.ops]
+    found = dict(zip(now, workers.ordered_map(lambda j: rung(now[j]), len(now)), strict=True))
+    top = max(now, key=lambda i: plan[i][2])
+    if not (isinstance(found[top], Found) and found[top].proof is not None):
+        later = [i for i in first if i not in found]
+        found |= dict(zip(later, workers.ordered_map(lambda j: rung(later[j]), len(later)),
+                          strict=True))
+    return [found.get(i) for i in range(len(plan))]
+
+
+_PROVEN: dict[tuple, exhaustive.Outcome] = {}
+"""The last ladder's proof (`Found.proof` of its top rung), by the exact search's arguments
+(`_proof_key`): the pipeline's own exact search of the same program (`remembered`) is then not
+run again. The search is a function of its arguments (counts, no clock), so the outcome is
+the one it would compute."""
+
+
+def _proof_key(kernel, registers: tuple[str, ...], input_register: str, output: str,
+               op_set: str, max_length: int, nodes: int) -> tuple:
+    """The arguments the exact search's outcome depends on: its kernel without zero entries
+    (it searches for `kernel.trimmed()`'s taps), registers, input, output, op set, bounds."""
+    return kernel.trimmed(), tuple(registers), input_register, output, op_set, max_length, nodes
+
+
+def remembered(kernel, registers: tuple[str, ...], input_register: str, output: str,
+               op_set: str, max_length: int, nodes: int) -> exhaustive.Outcome | None:
+    """`exhaustive.shortest_program`'s outcome for these arguments (no --timeout) where the
+    last ladder's top rung computed it (`_unbeatable`), else None."""
+    return _PROVEN.get(_proof_key(kernel, registers, input_register, output, op_set,
+                                  max_length, nodes))
+
+
+def _remember(plan: list[tuple[int, str, int]], outcomes: list, budget: Resources,
+              usable: dict[str, dict[str, Decomposition]]) -> None:
+    """Keep the top rung's proof for `remembered` (only the last ladder's)."""
+    _PROVEN.clear()
+    top = max((i for i, p in enumerate(plan) if p[1] == budget.ops), default=None,
+              key=lambda i: plan[i][2])
+    if top is None or not isinstance(found := outcomes[top], Found) or found.proof is None:
+        return
+    if len(kernels := usable[budget.ops][found.name].output_kernels()) != 1:
+        return
+    ((output, kernel),) = kernels.items()
+    key = _proof_key(kernel, budget.rung(plan[top][2])[0], budget.input, output, budget.ops,
+                     found.key[0] - 1, PROOF_NODES)
+    _PROVEN[key] = found.proof
+
+
 def _in_op_set(outcome, budget: Resources, size: int):
-    """A rung's outcome ((length, bus, order), name, program) with its program in the budget's
-    op set: as it is, or an earlier op set's with basic's divq made all's div
+    """A rung's outcome (a `Found`) as ((length, bus, order), name, program) with its program
+    in the budget's op set: as it is, or an earlier op set's with basic's divq made all's div
     (`codegen.opset`); None where it cannot be, or where the rung did not run (the deadline
-    had passed)."""
-    if outcome is None or outside_op_set(outcome[2], budget.ops) is None:
-        return outcome
-    (length, _, order), name, program = outcome
+    had passed, or `_ladder` left it out)."""
+    if outcome is None:
+        return None
+    (length, _, order), name, program = outcome.key, outcome.name, outcome.program
+    if outside_op_set(program, budget.ops) is None:
+        return outcome.key, name, program
     if (program := as_op_set_all(program, budget.rung(size)[0], budget.outputs)) is None:
         return None
     return (length, bus_steps(program), order), name, program
 
 
+@dataclass(frozen=True)
+class Found:
+    """A rung's program: its key (length, bus steps, the candidate's place), the candidate's
+    name, the program, and the exact search's outcome where it proved no program on the
+    rung's file beats the key's length and bus steps (`_unbeatable`; None: not proven)."""
+
+    key: tuple[int, int, int]
+    name: str
+    program: list[Instr]
+    proof: exhaustive.Outcome | None = None
+
+
 def _rung(usable: dict[str, Decomposition], registers: tuple[str, ...], input_register: str,
-          op_set: str, refine: bool, deadline,
-          memo: codegen.Memo) -> tuple[tuple[int, int, int], str, list[Instr]]:
+          op_set: str, refine: bool, deadline, memo: codegen.Memo,
+          prove: bool = False) -> Found:
     """One rung: every candidate screened, then (`refine`) the best screened one refined twice.
 
     Candidates are screened fewest live values first (`screen_order`), and each search after
     the first program is bounded by the shortest program found so far (`codegen.generate`'s
     `longest`): a candidate that cannot be that short is not searched further. The bound
-    admits ties, which the earlier candidate (`usable`'s order) or fewer bus steps win."""
+    admits ties, which the earlier candidate (`usable`'s order) or fewer bus steps win.
+
+    With `prove`, the best screened program is also given to the exact search
+    (`_unbeatable`); where it is proven shortest with the fewest bus steps, the refines that
+    could only tie with it are not run: those of candidates placed after it (a tie keeps the
+    earlier candidate). The rung's program is the same either way. Where a refine found a
+    better program, that one is given to the exact search after the refines (for `_ladder`:
+    the proof then leaves out op set basic's rungs)."""
     found: list[tuple[tuple[int, int, int], str, list[Instr]]] = []
     pressure: RegisterPressureError | None = None
+    unbeaten_from: int | None = None  # attempts of candidates from this place on cannot win
 
     def attempt(name: str, order: int, limits: codegen.Limits) -> None:
         nonlocal pressure
-        if deadline.passed():
+        if deadline.passed() or (unbeaten_from is not None and order >= unbeaten_from):
             return
         longest = min(f[0][0] for f in found) if found else None
         try:
@@ -277,18 +372,78 @@ def _rung(usable: dict[str, Decomposition], registers: tuple[str, ...], input_re
     if not found:
         raise pressure or RegisterPressureError(
             f"no program found in {len(registers)} registers")
-    (_, _, order), name, _ = min(found, key=lambda f: f[0])
+    (length, bus, found_order), name, _ = min(found, key=lambda f: f[0])
+    proof = None
+    if prove and (proof := _unbeatable(length, bus, usable[name], registers, input_register,
+                                       op_set, deadline)) is not None:
+        unbeaten_from = found_order
     if refine:
-        attempt(name, order, REFINE)
-        attempt(name, order, REFINE_NARROW)
+        attempt(name, found_order, REFINE)
+        attempt(name, found_order, REFINE_NARROW)
         level = effort.current()  # a higher level adds wider searches (`kalg.effort`)
         ranked = sorted(found, key=lambda f: f[0])
         if level.widens(ranked[0][0][0]):
             best = dict.fromkeys((n, o) for (_, _, o), n, _ in ranked)
             for n, o in list(best)[:level.refined]:
                 attempt(n, o, level.widened(REFINE))
-            attempt(name, order, level.widened(REFINE_NARROW))
-    return min(found, key=lambda f: f[0])
+            attempt(name, found_order, level.widened(REFINE_NARROW))
+    key, best, program = min(found, key=lambda f: f[0])
+    if prove and proof is None and key[:2] != (length, bus):  # a refine found a shorter one
+        proof = _unbeatable(*key[:2], usable[best], registers, input_register, op_set, deadline)
+    return Found(key, best, program, proof)
+
+
+PROVE_UP_TO = 5
+"""The top rung's best screened program is given to the exact search (`_unbeatable`) where it
+has at most this many instructions: every shorter length is then searched within
+`PROOF_NODES` (as `pipeline.EXACT_UP_TO`, which proves such programs shortest after the
+ladder)."""
+
+
+PROOF_NODES = 20_000
+"""Node budget of that search (a count: deterministic; measured 0.01 to 0.7 s of CPU)."""
+
+
+def may_prove(usable: dict[str, Decomposition], budget: Resources) -> bool:
+    """Whether the top rung may prove its program shortest (`_unbeatable`): one output, a top
+    rung of at most `exact.bounds.WIDEST` registers, and a candidate of at most `PROVE_LIVE`
+    live values. Only where it may does op set all run its rungs before basic's (`_ladder`);
+    elsewhere all run side by side on the worker processes, the shorter wall-clock time. It
+    decides the order the rungs run in, never the program."""
+    return (len(budget.outputs) == 1 and max(budget.sizes(), default=0) <= WIDEST
+            and min(len(d.live()) for d in usable.values()) <= PROVE_LIVE)
+
+
+PROVE_LIVE = 12
+"""Live values of the smallest candidate up to which `may_prove` holds. Measured on fresh
+draws (docs/cain-families.md, session 16): every ladder program of at most `PROVE_UP_TO`
+instructions had a candidate of 8 to 12 live values, longer ones mostly 13 or more."""
+
+
+def fewest_bus(length: int, op_set: str) -> int:
+    """Fewest bus steps a program of `length` instructions of `op_set` can have: that many
+    times its cheapest macro's."""
+    return length * min(m.bus for m in OP_SETS[op_set])
+
+
+def _unbeatable(length: int, bus: int, decomposition: Decomposition,
+                registers: tuple[str, ...], input_register: str, op_set: str,
+                deadline) -> exhaustive.Outcome | None:
+    """The exact search's outcome where it proves that no program of `op_set` on `registers`
+    has fewer instructions than `length`, and `bus` is the fewest bus steps of that many
+    (`fewest_bus`); else None (not tried, or not proven within `PROOF_NODES`). Only for one
+    output, at most `PROVE_UP_TO` instructions and `exact.bounds.WIDEST` registers."""
+    kernels = decomposition.output_kernels()
+    if (len(kernels) != 1 or length > PROVE_UP_TO or len(registers) > WIDEST
+            or bus > fewest_bus(length, op_set)):
+        return None
+    ((output, kernel),) = kernels.items()
+    seconds = None if deadline.end is None else max(deadline.left(), 0.01)
+    outcome = exhaustive.shortest_program(kernel, registers=registers,
+                                          input_register=input_register, output=output,
+                                          op_set=op_set, max_length=length - 1,
+                                          nodes=PROOF_NODES, seconds=seconds)
+    return outcome if outcome.program is None and outcome.stopped is None else None
 
 
 def screen_order[K](usable: dict[K, Decomposition]) -> list[tuple[int, K]]:
