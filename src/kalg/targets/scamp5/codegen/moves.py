@@ -12,6 +12,7 @@ or onto a goal that is already wanted (that is how translated partial sums get s
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from kalg.targets.scamp5.codegen.goals import INPUT_KEY, Key, Space, canonical, sign_class
 from kalg.targets.scamp5.codegen.heuristic import Shape, goal_shape
@@ -364,7 +365,7 @@ class MoveGen:
                     part = blocks[block] = self.part(tuple([terms[i] for i in block]))
                 ps.append(part)
             ps.sort(key=_operand_key)
-            keys = tuple(p.key for p in ps)
+            keys = (ps[0].key, ps[1].key, ps[2].key)
             if not all(keys) or keys[0] == keys[1] or keys[1] == keys[2] or keys in seen:
                 continue  # an empty or repeated operand (sorted: repeats are adjacent)
             seen.add(keys)
@@ -607,8 +608,8 @@ def _one_atom_from(key: Key, present: set[Key], negated_present: set[Key]) -> bo
     return False
 
 
-def _operand_key(part: Operand) -> Key:
-    return part.key
+_operand_key = attrgetter("key")
+"""An operand's key (as a sort key: looked up in C)."""
 
 
 def _negated_key(key: Key) -> Key:
