@@ -535,12 +535,7 @@ class _SplitIndex:
         """The splits that can give a move in a bag of keys `present` (`negated`: their
         negations) and wanted values `wanted` (`MoveGen.merges`); `shifts`: the op set's shift
         vectors (None: no shifted splits, op set basic)."""
-        hits: set[int] = set()
-        by_key = self.by_key
-        for keys in (present, negated):
-            for k in keys:
-                if (found := by_key.get(k)) is not None:
-                    hits.update(found)
+        hits = _named(self.by_key, present, negated)
         if shifts is None:
             return hits
         by_canon = self.by_canon
@@ -572,13 +567,17 @@ class _NearIndex:
     def hits(self, present: set[Key], negated: set[Key]) -> set[int]:
         """The splits that can give a move in a bag of keys `present` (`negated`: their
         negations)."""
-        hits: set[int] = set()
-        by_key = self.by_key
-        for keys in (present, negated):
-            for k in keys:
-                if (found := by_key.get(k)) is not None:
-                    hits.update(found)
-        return hits
+        return _named(self.by_key, present, negated)
+
+
+def _named(by_key: dict[Key, list[int]], present: set[Key], negated: set[Key]) -> set[int]:
+    """The splits `by_key` names for a key of the bag (`present`) or a negation of one."""
+    hits: set[int] = set()
+    for keys in (present, negated):
+        for k in keys:
+            if (found := by_key.get(k)) is not None:
+                hits.update(found)
+    return hits
 
 
 def _one_atom_off(key: Key) -> list[Key]:

@@ -53,7 +53,8 @@ class Scorer:
                 moves = self.gen.base(terms)
                 if not self.est.w.self_difference:
                     moves = [m for m in moves if type(m) is not CentreMove]
-                scored = sorted((self._own_work(m), i) for i, m in enumerate(moves))
+                empty: set[Key] = set()
+                scored = sorted((self.work(m, empty, empty), i) for i, m in enumerate(moves))
                 full = self._ranked_all[terms] = (scored, moves)
             # Only the first `keep` are ever read: only they are indexed by operand.
             scored, moves = full
@@ -78,25 +79,6 @@ class Scorer:
                 continue
             cls = part.cls
             if (classes and cls in classes) or cls in seen:
-                total += 1
-                continue
-            seen.append(cls)
-            if (c := costs.get(part)) is None:
-                c = self._operand_cost(part)
-            total += c
-        return total
-
-    def _own_work(self, move: Move) -> float:
-        """`work(move, set(), set())`: a goal's own move ranked before any bag is known (the
-        hottest use of `work`, on every move of every goal met)."""
-        if type(move) is NearMove:
-            return self.work(move, set(), set())
-        total = float(move.step.cost)
-        seen: list[Key] = []
-        costs = self._operand_costs
-        for part in move.operands:
-            cls = part.cls
-            if cls in seen:
                 total += 1
                 continue
             seen.append(cls)
