@@ -72,9 +72,7 @@ class Estimator:
     # ------------------------------------------------------------------ pieces
     def combine(self, k: int) -> int:
         """Adds needed to join k operands."""
-        if k <= 1:
-            return 0
-        return math.ceil((k - 1) / 2) if self.fused else k - 1
+        return _combine(k, self.fused)
 
     def moves(self, dist: int) -> int:
         """Moves needed to carry a value `dist` steps."""
@@ -82,25 +80,30 @@ class Estimator:
 
     def shift_work(self, terms: Terms) -> float:
         """Moves to bring a sum's terms to one place (two per fused move with the full set)."""
-        spots = {(n, x, y) for n, x, y, _ in terms if x or y}
-        if not spots:
+        return self._shift(_spread(terms, self.fused))
+
+    def _shift(self, spread: int) -> float:
+        """`shift_work` of terms whose `_spread` is `spread`."""
+        if not spread:
             return 0.0
         if self.fused:  # the distance is not asked for: it is the hot path of op set all
-            return self.w.shift * math.ceil(len(spots) / 2)
-        return self.w.shift * sum(abs(x) + abs(y) for _, x, y in spots)
+            return self.w.shift * math.ceil(spread / 2)
+        return self.w.shift * spread
 
     def sum_cost(self, terms: Terms) -> float:
         """Instructions to build a sum of terms whose nodes exist."""
-        if self.fused and self.w.self_difference and _one_subx(terms):
+        return self._sum_cost(*_sum_shape(self.space, self.fused, terms))
+
+    def _sum_cost(self, combine: int, spread: int, negation: int, subx: bool) -> float:
+        """`sum_cost` of terms whose `_sum_shape` is given."""
+        if self.fused and self.w.self_difference and subx:
             return 1.0
-        return self.combine(len(terms)) + self.shift_work(terms) + self.negation(terms)
+        return combine + self._shift(spread) + negation
 
     def negation(self, terms: Terms) -> int:
         """1 when no term is positive and some negated term is not a halving: its sign must be
         paid for with a neg (div hands out -x/2 for free, so negated halvings cost nothing)."""
-        if any(s > 0 for *_, s in terms) or not self.fused:
-            return int(not self.fused and all(s < 0 for *_, s in terms))
-        return int(any(self.space.kind(n) is not Kind.HALF for n, *_ in terms))
+        return _negation(self.space, self.fused, terms)
 
     def _node_cost(self, i: int) -> float:
         node = self.space.net.nodes[i]
@@ -114,13 +117,15 @@ class Estimator:
         """Own cost of a goal (its nodes are charged separately, once per state)."""
         if (c := self._goal_cost.get(terms)) is not None:
             return c
-        if len(terms) == 1 and self.space.kind(terms[0][0]) is Kind.HALF:
-            c = self.node_cost[terms[0][0]]
-        else:
-            c = self.sum_cost(terms)
-        c += self.w.distance * distance(terms)
-        self._goal_cost[terms] = c
+        c = self._goal_cost[terms] = self.shape_cost(goal_shape(self.space, self.fused, terms))
         return c
+
+    def shape_cost(self, shape: Shape) -> float:
+        """`goal_cost` of a goal whose `goal_shape` is `shape`: the weighted part alone (the
+        shape is the same under every ranking, `moves.MoveGen.shape` keeps it per operand)."""
+        half, combine, spread, negation, subx, far = shape
+        c = self.node_cost[half] if half >= 0 else self._sum_cost(combine, spread, negation, subx)
+        return c + self.w.distance * far
 
     def goal_class(self, key: Key) -> Key:
         """Canonical key up to translation and sign (memoised)."""
@@ -232,6 +237,50 @@ class Estimator:
             count += 1
         return count
 
+
+
+Shape = tuple[int, int, int, int, bool, int]
+"""What `Estimator.goal_cost` reads of a goal, none of it weighted (`goal_shape`)."""
+
+
+def goal_shape(space: Space, fused: bool, terms: Terms) -> Shape:
+    """(the goal's halving node if it is one placed halving, else -1; then `_sum_shape`'s
+    adds, spread, negation and whether it is one subx; its distance from home): what its cost
+    is made of under any weights (`Estimator.shape_cost`), for op set all if `fused`."""
+    far = distance(terms)
+    if len(terms) == 1 and space.kind(terms[0][0]) is Kind.HALF:
+        return terms[0][0], 0, 0, 0, False, far
+    return -1, *_sum_shape(space, fused, terms), far
+
+
+def _sum_shape(space: Space, fused: bool, terms: Terms) -> tuple[int, int, int, bool]:
+    """(adds to join the terms, their `_spread`, 1 if their sign costs a neg, whether they are
+    one subx): `Estimator.sum_cost` before the weights."""
+    return (_combine(len(terms), fused), _spread(terms, fused), _negation(space, fused, terms),
+            _one_subx(terms))
+
+
+def _combine(k: int, fused: bool) -> int:
+    """Adds needed to join k operands."""
+    if k <= 1:
+        return 0
+    return math.ceil((k - 1) / 2) if fused else k - 1
+
+
+def _spread(terms: Terms, fused: bool) -> int:
+    """The places away from home the terms sit at: how many (op set all, whose fused moves
+    carry two), or their total distance (op set basic). Zero exactly when none is away."""
+    spots = {(n, x, y) for n, x, y, _ in terms if x or y}
+    if fused:
+        return len(spots)
+    return sum(abs(x) + abs(y) for _, x, y in spots)
+
+
+def _negation(space: Space, fused: bool, terms: Terms) -> int:
+    """`Estimator.negation`."""
+    if any(s > 0 for *_, s in terms) or not fused:
+        return int(not fused and all(s < 0 for *_, s in terms))
+    return int(any(space.kind(n) is not Kind.HALF for n, *_ in terms))
 
 
 def _one_subx(terms: Terms) -> bool:

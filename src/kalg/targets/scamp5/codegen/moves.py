@@ -12,8 +12,10 @@ or onto a goal that is already wanted (that is how translated partial sums get s
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from kalg.targets.scamp5.codegen.goals import INPUT_KEY, Key, Space, canonical, sign_class
+from kalg.targets.scamp5.codegen.heuristic import Shape, goal_shape
 from kalg.targets.scamp5.codegen.network import Kind, Terms, negate, translate
 from kalg.targets.scamp5.codegen.splits import balanced_three_way, three_way_indices, two_way
 from kalg.targets.scamp5.machine.isa import Dir
@@ -53,6 +55,8 @@ class Move:
 
     step: Step
     operands: tuple[Operand, ...]
+    prepared: tuple | None = field(default=None, compare=False, repr=False)
+    """What a search reads of the move before it applies it (`search._prepare`), once."""
 
     @property
     def subgoals(self) -> tuple[Terms, ...]:
@@ -105,6 +109,7 @@ class Operand:
     _class_of: Operand | None = None
     """An older operand of the same class (source of a translate or a negation), if any."""
     _opened: Terms | None = None
+    _shape: tuple | None = None
     _gains: dict[Vector, int] | None = None
     _negated: Operand | None = None
     _shifted: dict[Vector, Operand] = field(default_factory=dict)
@@ -156,6 +161,8 @@ class MoveGen:
         self._base: dict[Terms, list[Move]] = {}
         self._parts: dict[Terms, Operand] = {}
         self._splits: dict[Terms, list[tuple[Operand, Operand]]] = {}
+        self._split_indexes: dict[Terms, _SplitIndex] = {}
+        self._near_indexes: dict[Terms, _NearIndex] = {}
 
     def release(self) -> None:
         """Cut the links between this generator's operands (`memo.Memo.release`) and forget
@@ -166,6 +173,8 @@ class MoveGen:
         self._parts.clear()
         self._base.clear()
         self._splits.clear()
+        self._split_indexes.clear()
+        self._near_indexes.clear()
 
     # ------------------------------------------------------------------ helpers
     def part(self, terms: Terms) -> Operand:
@@ -192,6 +201,13 @@ class MoveGen:
         if part._opened is None:
             part._opened = self.space.open(part.terms)
         return part._opened
+
+    def shape(self, part: Operand) -> Shape:
+        """`heuristic.goal_shape` of the goal the operand becomes (memoised on `part`): what
+        every ranking's cost of it is made of."""
+        if part._shape is None:
+            part._shape = goal_shape(self.space, self.fused, self.opened(part))
+        return part._shape
 
     def _negated(self, part: Operand) -> Operand:
         if (p := part._negated) is None:
@@ -349,7 +365,7 @@ class MoveGen:
                     part = blocks[block] = self.part(tuple([terms[i] for i in block]))
                 ps.append(part)
             ps.sort(key=_operand_key)
-            keys = tuple(p.key for p in ps)
+            keys = (ps[0].key, ps[1].key, ps[2].key)
             if not all(keys) or keys[0] == keys[1] or keys[1] == keys[2] or keys in seen:
                 continue  # an empty or repeated operand (sorted: repeats are adjacent)
             seen.add(keys)
@@ -400,13 +416,35 @@ class MoveGen:
         out = [self._mov(goal, self.shifted(goal, v), dirs)
                for v, dirs in self._vectors_to(goal, wanted)]
         if len(terms) >= 2:
+            splits = self.splits(terms)
             negated = {_negated_key(k) for k in present}
+            index = self._split_index(terms, splits)
+            pairs = index.pairs(present, negated, wanted, self.shifts if self.fused else None)
+            nears = (self._near_index(terms, splits).hits(present, negated)
+                     if near and self.fused else ())
+            if not (pairs or nears):
+                return out
             sizes = {len(canon) for canon in wanted}
-            for p, q in self.splits(terms):
-                out += self._merge_pair(goal, p, q, present, negated, wanted, sizes)
-                if near and self.fused:
+            # Only the splits the indexes name can give a move: the others give none.
+            for i in sorted({*pairs, *nears}):
+                p, q = splits[i]
+                if i in pairs:
+                    out += self._merge_pair(goal, p, q, present, negated, wanted, sizes)
+                if i in nears:
                     out += self._near_wanted_subs(goal, p, q, present, negated)
         return out
+
+    def _split_index(self, terms: Terms, splits: list[tuple[Operand, Operand]]) -> _SplitIndex:
+        """The `_SplitIndex` of a goal's splits (memoised per goal)."""
+        if (index := self._split_indexes.get(terms)) is None:
+            index = self._split_indexes[terms] = _SplitIndex(splits, self.fused)
+        return index
+
+    def _near_index(self, terms: Terms, splits: list[tuple[Operand, Operand]]) -> _NearIndex:
+        """The `_NearIndex` of a goal's splits (memoised per goal; op set all only)."""
+        if (index := self._near_indexes.get(terms)) is None:
+            index = self._near_indexes[terms] = _NearIndex(self, splits)
+        return index
 
     def _near_wanted_subs(self, goal: Operand, p: Operand, q: Operand, present: set[Key],
                           negated_present: set[Key]) -> list[Move]:
@@ -467,6 +505,92 @@ class MoveGen:
         return out
 
 
+class _SplitIndex:
+    """Which splits of a goal `MoveGen._merge_pair` can give a move for, by the bag: a split
+    gives one only where a part's key is in the bag or among the negations of its keys
+    (`by_key`), or (op set all) a part's canonical key is wanted at an anchor one shift from
+    the part's (`by_canon`). Splits with an empty part give none and are left out. `merges`
+    asks this instead of trying every split of every goal in every bag: the same moves, in the
+    same order."""
+
+    __slots__ = ("by_canon", "by_key")
+
+    def __init__(self, splits: list[tuple[Operand, Operand]], fused: bool):
+        self.by_key: dict[Key, list[int]] = {}
+        """A key -> the splits with a part of that key."""
+        self.by_canon: dict[Key, list[tuple[int, tuple[int, int]]]] = {}
+        """A canonical key -> (split, the part's anchor) for each part of that class (op set all:
+        the only one with shifted splits)."""
+        for i, (p, q) in enumerate(splits):
+            if not p.key or not q.key:
+                continue
+            for part in (p, q):
+                self.by_key.setdefault(part.key, []).append(i)
+                if fused:
+                    self.by_canon.setdefault(part.canon, []).append((i, part.anchor))
+
+    def pairs(self, present: set[Key], negated: set[Key],
+              wanted: dict[Key, list[tuple[int, int]]],
+              shifts: dict[Vector, tuple[Dir, ...]] | None) -> set[int]:
+        """The splits that can give a move in a bag of keys `present` (`negated`: their
+        negations) and wanted values `wanted` (`MoveGen.merges`); `shifts`: the op set's shift
+        vectors (None: no shifted splits, op set basic)."""
+        hits = _named(self.by_key, present, negated)
+        if shifts is None:
+            return hits
+        by_canon = self.by_canon
+        for canon, anchors in wanted.items():
+            for i, (x, y) in by_canon.get(canon, ()):
+                if i not in hits and any((x - ax, y - ay) in shifts for ax, ay in anchors):
+                    hits.add(i)
+        return hits
+
+
+class _NearIndex:
+    """Which splits of a goal `MoveGen._near_wanted_subs` can give a move for, by the bag: one
+    whose shifted operand is one atom from a key of the bag or from the negation of one
+    (`by_key`: each such near key -> the splits). The same moves, in the same order."""
+
+    __slots__ = ("by_key",)
+
+    def __init__(self, gen: MoveGen, splits: list[tuple[Operand, Operand]]):
+        self.by_key: dict[Key, list[int]] = {}
+        for i, (p, q) in enumerate(splits):
+            for a, b in ((p, q), (q, p)):
+                if len(b.terms) != 1:
+                    continue
+                for v in gen.shifts:
+                    if a.gains[v] <= 0:
+                        for near in _one_atom_off(gen.shifted(a, v).key):
+                            self.by_key.setdefault(near, []).append(i)
+
+    def hits(self, present: set[Key], negated: set[Key]) -> set[int]:
+        """The splits that can give a move in a bag of keys `present` (`negated`: their
+        negations)."""
+        return _named(self.by_key, present, negated)
+
+
+def _named(by_key: dict[Key, list[int]], present: set[Key], negated: set[Key]) -> set[int]:
+    """The splits `by_key` names for a key of the bag (`present`) or a negation of one."""
+    hits: set[int] = set()
+    for keys in (present, negated):
+        for k in keys:
+            if (found := by_key.get(k)) is not None:
+                hits.update(found)
+    return hits
+
+
+def _one_atom_off(key: Key) -> list[Key]:
+    """The non-empty values `key` plus or minus one atom nearer zero (`_one_atom_from`'s)."""
+    out = []
+    for i, (a, x, y, c) in enumerate(key):
+        rest = c - (1 if c > 0 else -1)
+        near = (*key[:i], (a, x, y, rest), *key[i + 1:]) if rest else key[:i] + key[i + 1:]
+        if near:
+            out.append(near)
+    return out
+
+
 def _translate_sorted(terms: Terms, dx: int, dy: int) -> Terms:
     """`network.translate` for sorted terms (as all `Terms` and keys are): a common offset
     keeps their order, so there is nothing to sort."""
@@ -483,8 +607,8 @@ def _one_atom_from(key: Key, present: set[Key], negated_present: set[Key]) -> bo
     return False
 
 
-def _operand_key(part: Operand) -> Key:
-    return part.key
+_operand_key = attrgetter("key")
+"""An operand's key (as a sort key: looked up in C)."""
 
 
 def _negated_key(key: Key) -> Key:

@@ -22,18 +22,45 @@ _SUBTRAHEND_RULE = frozenset({"sub", "subx", "sub2x", "neg"})
 def need(step: Step, through: set[Key], before: int) -> int:
     """Registers in use while `step` runs; `through` = values live across it, `before` = number
     of values live just before it."""
+    kind, forbidden = rule(step)
+    return counted(kind, forbidden, len(through), before,
+                   [k for k in step.srcs if k not in through])
+
+
+DIV, ONE_MORE, ONE_LESS, REUSE = range(4)
+"""The kinds of `rule`: div (y0, y1 and its scratch y2, plus a source that survives), a
+result that needs a register of its own (divq: y != x0; double: a copy first), res (no
+operands), and a result that may take the register of an operand read for the last time."""
+
+
+def rule(step: Step) -> tuple[int, Key | None]:
+    """How `need` counts for `step`: its kind, and (`REUSE`) the operand whose register the
+    result may not take (the subtrahend), if any. Depends on the step alone: a search keeps it
+    per move."""
     if step.op == "div":
-        src = step.srcs[0]
-        return len(through - {src}) + 3 + (1 if src in through else 0)
+        return DIV, None
     if step.op in ("divq", "double"):
-        return before + 1  # divq: y != x0; double: a copy first
+        return ONE_MORE, None
     if step.op == "res":
-        return len(through) + 1
+        return ONE_LESS, None
+    return REUSE, step.srcs[-1] if step.op in _SUBTRAHEND_RULE else None
+
+
+def counted(kind: int, forbidden: Key | None, through: int, before: int,
+            dead: Sequence[Key]) -> int:
+    """`need` from the step's `rule` (kind, forbidden operand), the number of values live
+    across it and just before it, and its operands not live across it (read for the last
+    time, repeats allowed)."""
+    if kind == DIV:
+        return through + 3  # the source, if it survives, is one of the values live across
+    if kind == ONE_MORE:
+        return before + 1
+    if kind == ONE_LESS:
+        return through + 1
     # The result may take the register of an operand read for the last time (one not live
     # across the step), unless the ISA forbids that operand (the subtrahend).
-    forbidden = step.srcs[-1] if step.op in _SUBTRAHEND_RULE else None
-    for k in step.srcs:
-        if k not in through and (forbidden is None or k != forbidden):
+    for k in dead:
+        if forbidden is None or k != forbidden:
             return before
     return before + 1
 

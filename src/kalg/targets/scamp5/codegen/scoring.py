@@ -30,8 +30,9 @@ class Scorer:
         rankings' scorers (`memo.Memo`): what a bag is does not depend on the ranking."""
         self.works: dict[int, float] = {}
         """`Estimator.work_left` of each bag met (by its number, `_Facts.bid`): this ranking's."""
-        self._ranked_base: dict[tuple[Terms, int], list[tuple[float, Move, frozenset[Key]]]] = {}
-        self._ranked_all: dict[Terms, list[tuple[float, Move, frozenset[Key]]]] = {}
+        self._ranked_base: dict[tuple[Terms, int], _Base] = {}
+        self._ranked_all: dict[Terms, tuple[list[tuple[float, int]], list[Move]]] = {}
+        """Every own move of a goal ranked: (work, place in `moves`) sorted, and the moves."""
         self._operand_costs: dict[Operand, float] = {}
         self.states: dict[tuple[int, Focus, int], _Ranked] = {}
         """What a search computes of a state that depends on neither the register budget nor
@@ -43,10 +44,10 @@ class Scorer:
         """The bag's `_Facts` (`Bags.facts`)."""
         return self.bags.facts(bag)
 
-    def base_moves(self, terms: Terms, keep: int) -> list[tuple[float, Move, frozenset[Key]]]:
-        """A goal's own moves with their work, best first, the first `keep` only, each with
-        the set of its operands' keys (a set keeps their hashes: tuples do not). The whole
-        ranking is made once per goal, whatever `keep` asks for (screens and refines differ)."""
+    def base_moves(self, terms: Terms, keep: int) -> _Base:
+        """A goal's own moves, best first, the first `keep` only, with their work less the
+        goal's own cost (`_Base`). The whole ranking is made once per goal, whatever `keep`
+        asks for (screens and refines differ)."""
         if (ranked := self._ranked_base.get((terms, keep))) is None:
             if (full := self._ranked_all.get(terms)) is None:
                 moves = self.gen.base(terms)
@@ -54,9 +55,12 @@ class Scorer:
                     moves = [m for m in moves if type(m) is not CentreMove]
                 empty: set[Key] = set()
                 scored = sorted((self.work(m, empty, empty), i) for i, m in enumerate(moves))
-                full = [(w, moves[i], frozenset(moves[i].step.srcs)) for w, i in scored]
-                self._ranked_all[terms] = full
-            ranked = self._ranked_base[(terms, keep)] = full[:keep]
+                full = self._ranked_all[terms] = (scored, moves)
+            # Only the first `keep` are ever read: only they are indexed by operand.
+            scored, moves = full
+            own = self.est.goal_cost(terms)
+            ranked = self._ranked_base[(terms, keep)] = _Base(
+                [w - own for w, _ in scored[:keep]], [moves[i] for _, i in scored[:keep]])
         return ranked
 
     def work(self, move: Move, present: set[Key], classes: set[Key]) -> float:
@@ -68,6 +72,7 @@ class Scorer:
         if type(move) is NearMove and not (present and operands[0].key in present):
             total += 1  # its first operand is one step from a wanted value
             operands = operands[1:]
+        costs = self._operand_costs
         for part in operands:
             # Test for emptiness first: `in` hashes its tuple even to search an empty set.
             if present and part.key in present:
@@ -77,13 +82,15 @@ class Scorer:
                 total += 1
                 continue
             seen.append(cls)
-            total += self._operand_cost(part)
+            if (c := costs.get(part)) is None:
+                c = self._operand_cost(part)
+            total += c
         return total
 
     def _operand_cost(self, part: Operand) -> float:
         """What making an operand that is not wanted yet costs (memoised per operand)."""
         if (c := self._operand_costs.get(part)) is None:
-            c = self.est.goal_cost(self.gen.opened(part)) + self.est.w.size
+            c = self.est.shape_cost(self.gen.shape(part)) + self.est.w.size
             self._operand_costs[part] = c
         return c
 
@@ -148,6 +155,25 @@ class _Facts:
         self.top: list[Terms] | None = None
         """`pressure.expandable` of the bag: the goals `Focus.TOP` may undo."""
         self.wanted: tuple[set[Key], set[Key], dict[Key, list[tuple[int, int]]]] | None = None
+
+
+class _Base:
+    """A goal's best own moves (`Scorer.base_moves`): `works[i]` is what `moves[i]` leaves to
+    do (`Scorer.work` with no bag) less the goal's own cost, `by_key` the places of the moves
+    reading each key, and `keys` those keys (a set keeps their hashes: tuples do not), so that
+    a search finds the moves reading a value of its bag (which it scores again) without
+    trying every move."""
+
+    __slots__ = ("by_key", "keys", "moves", "works")
+
+    def __init__(self, works: list[float], moves: list[Move]):
+        self.works = works
+        self.moves = moves
+        self.by_key: dict[Key, list[int]] = {}
+        for i, m in enumerate(moves):
+            for k in dict.fromkeys(m.step.srcs):
+                self.by_key.setdefault(k, []).append(i)
+        self.keys = frozenset(self.by_key)
 
 
 class _Ranked:

@@ -28,7 +28,7 @@ from kalg.targets.scamp5.codegen.moves import (
     Step,
 )
 from kalg.targets.scamp5.codegen.network import Network, Terms
-from kalg.targets.scamp5.codegen.pressure import expandable, need
+from kalg.targets.scamp5.codegen.pressure import counted, expandable, rule
 from kalg.targets.scamp5.codegen.scoring import (
     Bag,
     Focus,
@@ -263,6 +263,12 @@ class _Search:
         best_g = self.best_g
         registers = self.registers
         limit = self.limits.moves
+        # `_bag_estimate` and `_hopeless`, inlined: this loop runs for every move tried.
+        works = self.scorer.works
+        work_left = self.est.work_left
+        pressure = self.est.w.pressure
+        room = registers - 2
+        g0 = state.g
         for i, move in enumerate(ranked.moves):
             if tried >= limit:
                 break
@@ -279,7 +285,7 @@ class _Search:
             step = move.step
             # Making the output bound for the input's register while the input is still live
             # means that output cannot go straight to its register: it costs a final move.
-            g = state.g + cost + (1 if input_live and self.input_output in step.dests else 0)
+            g = g0 + cost + (1 if input_live and self.input_output in step.dests else 0)
             tried += 1
             if facts.done:
                 self._complete(_State(facts.bag, facts.keys, g, facts, step, state))
@@ -288,9 +294,13 @@ class _Search:
             if best_g.get(kid, g + 1) <= g:
                 continue
             best_g[kid] = g
-            if self._hopeless(g, facts):
+            if self.limit is not None and self._hopeless(g, facts):
                 continue
-            scored.append((self._bag_estimate(facts), facts.keys, facts, g, step))
+            if (work := works.get(facts.bid)) is None:
+                work = works[facts.bid] = work_left(facts.bag)
+            over = len(facts.bag) - room
+            scored.append((work + pressure * (over if over > 0 else 0), facts.keys, facts, g,
+                           step))
         return scored, tried > 0
 
     def _complete(self, state: _State) -> None:
@@ -320,7 +330,8 @@ class _Search:
         best of each goal's own moves, and every move reusing a value already wanted."""
         facts = state.facts
         present, classes, wanted = self._wanted(facts)
-        ranked = []
+        works: list[float] = []
+        moves: list[Move] = []
         goals = self._goals(state, focus)
         keep = self.limits.moves_per_goal
         score = self.scorer.work
@@ -328,16 +339,21 @@ class _Search:
         merged = self.bags.merges
         for terms in goals:
             own = self.est.goal_cost(terms)
-            for work, move, srcs in self.scorer.base_moves(terms, keep):
-                if not present.isdisjoint(srcs):
-                    work = score(move, present, classes)
-                ranked.append((work - own, len(ranked), move))
+            base = self.scorer.base_moves(terms, keep)
+            start = len(works)
+            works += base.works
+            moves += base.moves
+            if not present.isdisjoint(base.keys):  # moves reading a value of the bag
+                found = {i for k in present.intersection(base.keys) for i in base.by_key[k]}
+                for i in found:
+                    works[start + i] = score(base.moves[i], present, classes) - own
             if (merges := merged.get(key := (facts.bid, near, id(terms)))) is None:
                 merges = merged[key] = self.gen.merges(terms, present, wanted, near)
             for move in merges:
-                ranked.append((score(move, present, classes) - own, len(ranked), move))
-        ranked.sort(key=lambda t: (t[0], t[1]))
-        return [m for _, _, m in ranked]
+                works.append(score(move, present, classes) - own)
+                moves.append(move)
+        # Sorted by work, ties in the order made (the sort is stable).
+        return [moves[i] for i in sorted(range(len(moves)), key=works.__getitem__)]
 
     def _wanted(self, facts: _Facts):
         """The bag's keys, their classes up to translation and sign, and its wanted values
@@ -385,35 +401,35 @@ class _Search:
         is left unbuilt (None): no search with so few registers asks for it, and most moves
         do not fit a tight budget. (The bag's keys are unique and sorted: operands are put in
         place.)"""
-        step = move.step
-        dests = step.dests
+        if (prepared := move.prepared) is None:
+            prepared = move.prepared = _prepare(move)
+        dests, unique, kind, forbidden, cost = prepared
         live = facts.keyset.difference(dests)
-        added = _new_operands(move, live)
+        # The step's operands not live across it, one per value (the first).
+        added = [p for p in unique if p.key not in live]
         # The values live just before the step: the bag's keys but the step's results (one
         # entry per key), then its new operands.
-        needed = need(step, live, len(live) + len(added))
+        needed = counted(kind, forbidden, len(live), len(live) + len(added),
+                         [p.key for p in added])
         if registers is not None and needed > registers:
-            return None, needed, INPUT_KEY in live, step.cost
+            return None, needed, INPUT_KEY in live, cost
         through = [entry for entry in facts.bag if entry[0] not in dests]
         if added:
             for p in added:
                 insort(through, (p.key, self.gen.opened(p)))
         keyset = live.union([p.key for p in added]) if added else live
-        return self.bags.facts(tuple(through), keyset), needed, INPUT_KEY in live, step.cost
+        return self.bags.facts(tuple(through), keyset), needed, INPUT_KEY in live, cost
 
 
-def _new_operands(move: Move, live: set[Key]) -> list[Operand]:
-    """The step's operands that are not live across it, one per value (the first)."""
-    added: list[Operand] = []
+def _prepare(move: Move) -> tuple:
+    """What `_Search._after` reads of a move, computed once per move (`Move.prepared`): the
+    step's results, its operands one per value (the first), `pressure.rule` of its step, and
+    its cost."""
+    unique: dict[Key, Operand] = {}
     for part in move.operands:
-        key = part.key
-        if key not in live:
-            for p in added:
-                if p.key == key:
-                    break
-            else:
-                added.append(part)
-    return added
+        unique.setdefault(part.key, part)
+    step = move.step
+    return (step.dests, tuple(unique.values()), *rule(step), step.cost)
 
 
 def _rank(state: _State) -> tuple[float | None, tuple[Key, ...]]:
