@@ -2,7 +2,7 @@
 
 A level widens the code generator's refine searches (the wide beam search each screened
 candidate may get again: `programs`, `portfolio`), the lower bound's exact search
-(`exact.bounds`) and the goal-bag search of op set all (`codegen.goalbag`: 15000, 60000 and
+(`exact.bounds`) and the goal-bag search of op set all (`codegen.goalbag`: 60000, 120000 and
 240000 bags made; it runs its searches in a fixed order, so a larger count sees every program a
 smaller one saw). Every budget is a count, so a level's program is the same on any machine,
 busy or idle. A level above `default` runs every search `default` runs as well, and the
@@ -45,8 +45,12 @@ class Effort:
     """How many of the best screened candidates get the wider refine search."""
     bound_nodes: int | None = None
     """Node budget of the lower bound's exact search (None: `Settings.bound_nodes`)."""
-    goal_bags: int = 15_000
-    """Bags the goal-bag search makes (`codegen.goalbag`, op set all), a count."""
+    goal_bags: int = 60_000
+    """Bags the goal-bag search makes (`codegen.goalbag`, op set all), a count. The default
+    lets both of its narrowest searches (beam 24) run to their end on a dense 3x3 kernel, so
+    that the anytime search returns a program on the common case rather than stopping inside
+    its first search: one such search makes 2,000-21,000 bags on a 3x3 kernel and
+    7,000-110,000 on a 5x5 one (docs/cain-families.md, "The goal-bag budget")."""
     up_to: int = 40
     """The wider searches run only where the screened program has at most this many
     instructions: their cost grows with the program's length (a 7x7 dense kernel's ~45
@@ -70,7 +74,7 @@ class Effort:
 
 LEVELS = {
     "default": Effort("default"),
-    "high": Effort("high", expansions=4, beam=2, refined=3, goal_bags=60_000),
+    "high": Effort("high", expansions=4, beam=2, refined=3, goal_bags=120_000),
     "max": Effort("max", expansions=8, beam=2, refined=5, bound_nodes=100_000,
                   goal_bags=240_000),
 }

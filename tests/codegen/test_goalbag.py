@@ -10,6 +10,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from kalg import effort
 from kalg.algebra.kernel import Kernel
 from kalg.targets.scamp5 import codegen
 from kalg.targets.scamp5.exact import exhaustive
@@ -90,7 +91,8 @@ def test_compile_keeps_the_shorter_and_says_what_the_search_found():
             "kernel k = [ 0 3 0\n 1 0 2\n 5 0 0 ]\n")
     result = compile_text(text)
     said = result.stats["goal-bag search"]
-    found = re.match(r"(\d+) instructions within 15000 bags made; the other searches' "
+    nodes = effort.LEVELS["default"].goal_bags
+    found = re.match(rf"(\d+) instructions within {nodes} bags made; the other searches' "
                      r"best: (\d+)", said)
     assert found is not None, said
     assert len(result.program) == min(int(found.group(1)), int(found.group(2)))
