@@ -96,8 +96,9 @@ def test_a_candidate_that_cannot_beat_the_rung_is_searched_within_the_best_so_fa
     monkeypatch.setattr(portfolio, "bus_steps", lambda program: 0)
     monkeypatch.setattr(portfolio, "outside_op_set", lambda program, ops: None)  # stand-ins
     usable = {n: Named(n) for n in ("large", "small", "mid", "tie")}
-    (length, _, order), name, _ = portfolio._rung(usable, REGISTERS, "A", "all", True,
-                                                  portfolio._NoDeadline(), codegen.Memo())
+    found = portfolio._rung(usable, REGISTERS, "A", "all", True, portfolio._NoDeadline(),
+                            codegen.Memo())
+    (length, _, order), name = found.key, found.name
     assert (length, name, order) == (7, "mid", 2)  # the tie goes to the earlier candidate
     screens = [(n, bound) for n, limits, bound in calls if limits is portfolio.SCREEN]
     assert screens == [("small", None), ("mid", 9), ("tie", 7), ("large", 7)]
