@@ -539,14 +539,14 @@ def _short(value: object) -> str:
     return text if len(text) <= 24 else f"{float(Fraction(value)):.3g}"
 
 
-EXACT_UP_TO = 5
+EXACT_UP_TO = portfolio.PROVE_UP_TO  # one number: the ladder's proof is this search's
 """Without --exhaustive, kalg still runs the exact search when its program has at most this
 many instructions (one output; on six of the registers): every shorter length is then searched
 in about 12000 nodes (0.2 to 0.3 s of CPU for 5-instruction programs), so such programs are
 proven shortest or replaced."""
 
 
-EXACT_NODES = 20_000
+EXACT_NODES = portfolio.PROOF_NODES  # likewise
 """Node budget of that default search (deterministic; depth 4 takes 10000 to 12000)."""
 
 
