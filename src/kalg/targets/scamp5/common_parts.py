@@ -11,10 +11,11 @@ value of the DAG, so the code generator computes it once and reads it for every 
   (rows), each a one-dimensional kernel moved into place; the distinct lines, up to a move along
   the line and a sign, are each one value (by Horner's rule from the input), read by every output
   and column that has it;
-* **common part** (`COMMON_PART`): C, the per-tap consensus of the outputs (at each offset the
-  nonzero value most outputs have, where at least two have it; ties to the smaller magnitude,
-  then the positive), made once by its shared lines; each output is C plus its own rest
-  o_i - C, made by shared lines too.
+* **common part** (`COMMON_PART`, `COMMON_PART_ROWS`): C, the per-tap consensus of the outputs
+  (at each offset the nonzero value most outputs have, where at least two have it; ties to the
+  smaller magnitude, then the positive), made once; each output is C plus its own rest
+  o_i - C; C and the rests are made by shared columns (rows), so a line common to C and a rest
+  is made once too.
 
 Nothing here looks at what the kernels are (no class of kernel is recognised): the proposals
 depend only on which taps, lines and values the outputs have in common, and a filter whose
@@ -35,6 +36,7 @@ from kalg.targets.scamp5.optimize import horner
 SHARED_COLUMNS = "shared columns"
 SHARED_ROWS = "shared rows"
 COMMON_PART = "common part"
+COMMON_PART_ROWS = "common part, by rows"
 
 Taps = dict[tuple[int, int], Fraction]
 
@@ -42,8 +44,8 @@ Taps = dict[tuple[int, int], Fraction]
 def common_part_candidates(outputs: dict[str, Kernel]) -> dict[str, Decomposition]:
     """The decompositions above (name -> decomposition) that share something across the
     outputs of `outputs` (register -> kernel), in the order `SHARED_COLUMNS`, `SHARED_ROWS`,
-    `COMMON_PART`; {} for fewer than two outputs or a non-dyadic kernel. Each decomposition's
-    outputs are checked to be the kernels asked for."""
+    `COMMON_PART`, `COMMON_PART_ROWS`; {} for fewer than two outputs or a non-dyadic kernel.
+    Each decomposition's outputs are checked to be the kernels asked for."""
     kernels = {r: k.trimmed() for r, k in sorted(outputs.items())}
     if len(kernels) < 2 or not all(k.is_dyadic() and len(k) for k in kernels.values()):
         return {}
@@ -52,7 +54,8 @@ def common_part_candidates(outputs: dict[str, Kernel]) -> dict[str, Decompositio
         if _lines_shared(kernels, axis):
             found[name] = _by_lines(kernels, axis)
     if (common := _consensus(kernels)) is not None:
-        found[COMMON_PART] = _with_common(kernels, common)
+        found[COMMON_PART] = _with_common(kernels, common, 0)
+        found[COMMON_PART_ROWS] = _with_common(kernels, common, 1)
     for decomposition in found.values():
         built = decomposition.output_kernels()
         assert all(built[r].same_values(k) for r, k in kernels.items()), "common part != kernel"
@@ -139,12 +142,12 @@ def _consensus(kernels: dict[str, Kernel]) -> Kernel | None:
     return Kernel.of(taps) if len(taps) >= 2 else None
 
 
-def _with_common(kernels: dict[str, Kernel], common: Kernel) -> Decomposition:
-    """Each output as `common` plus its rest, every part by shared columns."""
+def _with_common(kernels: dict[str, Kernel], common: Kernel, axis: int) -> Decomposition:
+    """Each output as `common` plus its rest, every part by shared lines along `axis`."""
     b, made = DagBuilder(), {}
-    c = _sum_of_lines(b, common, 0, made)
+    c = _sum_of_lines(b, common, axis, made)
     results = {}
     for r, k in kernels.items():
         rest = (k - common).trimmed()
-        results[r] = c if not len(rest) else b.add(c, _sum_of_lines(b, rest, 0, made))
+        results[r] = c if not len(rest) else b.add(c, _sum_of_lines(b, rest, axis, made))
     return b.build(results)

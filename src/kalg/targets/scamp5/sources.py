@@ -25,6 +25,7 @@ from kalg.targets.scamp5.codegen.chain import factor_chain
 from kalg.targets.scamp5.codegen.separable import separable_candidate
 from kalg.targets.scamp5.common_parts import (
     COMMON_PART,
+    COMMON_PART_ROWS,
     SHARED_COLUMNS,
     SHARED_ROWS,
     common_part_candidates,
@@ -134,6 +135,9 @@ SOURCES: dict[str, Source] = {
     COMMON_PART: Source("decomposition", "the outputs' per-tap consensus made once, each "
                                          "output it plus its rest, by shared columns, no "
                                          "e-graph", _common(COMMON_PART)),
+    COMMON_PART_ROWS: Source("decomposition", "the outputs' per-tap consensus made once, each "
+                                              "output it plus its rest, by shared rows, no "
+                                              "e-graph", _common(COMMON_PART_ROWS)),
     EXHAUSTIVE: Source("program", "exact search over all programs, no e-graph"),
     KEPT: Source("program", "a value of the first instruction kept to the last, the middle "
                             "by the exact search, no e-graph"),
@@ -169,7 +173,7 @@ KERNEL = (EGRAPH_VARIANTS, HORNER, AS_WRITTEN, FACTOR_CHAIN, FACTOR_CHAIN_HALVIN
 """A definition's candidates besides its e-graph extraction of each op set (named by
 `candidates.egraph_name`, first)."""
 
-COMMON = (SHARED_COLUMNS, SHARED_ROWS, COMMON_PART)
+COMMON = (SHARED_COLUMNS, SHARED_ROWS, COMMON_PART, COMMON_PART_ROWS)
 """A filter's decompositions that make a sub-kernel common to several outputs once
 (`common_parts`), searched after the filter's other programs (`filters`), which they replace
 only where shorter."""
