@@ -111,16 +111,7 @@ def _sum_of_lines(b: DagBuilder, k: Kernel, axis: int, made: dict) -> int:
         key, (dx, dy), sign, e = _canonical(line, axis)
         if key not in made:
             made[key] = horner(b, Kernel.of(dict(key)), from_top=True)
-        term = made[key]
-        for _ in range(max(e, 0)):
-            term = b.add(term, term)
-        for _ in range(max(-e, 0)):
-            term = b.half(term)
-        term = b.shift(term, dx, dy)
-        if acc is None:
-            acc = term if sign > 0 else b.neg(term)
-        else:
-            acc = b.add(acc, term) if sign > 0 else b.sub(acc, term)
+        acc = b.signed_sum(acc, b.shift(b.scaled(made[key], e), dx, dy), sign)
     assert acc is not None
     return acc
 
