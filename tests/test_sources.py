@@ -25,9 +25,9 @@ def test_provenance_is_the_registry_line_else_the_egraph_path_else_the_name():
 
 
 def test_every_scope_assembles_registered_decomposition_sources_only():
-    from kalg.targets.scamp5.sources import DIRECT, KERNEL, LARGE, STAGE
+    from kalg.targets.scamp5.sources import COMMON, DIRECT, KERNEL, LARGE, STAGE
 
-    for scope in (DIRECT, KERNEL, LARGE, STAGE):
+    for scope in (COMMON, DIRECT, KERNEL, LARGE, STAGE):
         assert all(SOURCES[n].kind == "decomposition" and SOURCES[n].build for n in scope)
     assert all(s.build is None for s in SOURCES.values() if s.kind == "program")
 

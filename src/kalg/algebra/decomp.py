@@ -167,5 +167,19 @@ class DagBuilder:
     def half(self, a: int) -> int:
         return self.value(Op.HALF, a)
 
+    def signed_sum(self, acc: int | None, term: int, sign: int) -> int:
+        """`acc` + sign · `term` (`acc` None: sign · `term` alone)."""
+        if acc is None:
+            return term if sign > 0 else self.neg(term)
+        return self.add(acc, term) if sign > 0 else self.sub(acc, term)
+
+    def scaled(self, a: int, e: int) -> int:
+        """`a` · 2^e: e doublings (a + a), or -e halvings."""
+        for _ in range(max(e, 0)):
+            a = self.add(a, a)
+        for _ in range(max(-e, 0)):
+            a = self.half(a)
+        return a
+
     def build(self, outputs: dict[str, int]) -> Decomposition:
         return Decomposition(tuple(self.values), tuple(sorted(outputs.items())))

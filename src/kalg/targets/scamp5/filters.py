@@ -21,7 +21,9 @@ from kalg.targets.scamp5.machine.isa import REGISTERS as SCAMP5_REGISTERS
 from kalg.targets.scamp5.machine.isa import SIMULATED_REGISTERS, Instr, Res, bus_steps
 from kalg.targets.scamp5.optimize import optimize
 from kalg.targets.scamp5.programs import SCREEN, best_program
+from kalg.targets.scamp5.registers import six_registers
 from kalg.targets.scamp5.sources import (
+    COMMON,
     CSE,
     EGRAPH,
     LAST_IN_PLACE,
@@ -170,11 +172,47 @@ def _filter_programs(found: tuple[list[Instr], str] | None, outputs: dict,
         full, why = codegen.full_filter(outputs, registers, input_register, ops)
         if full is not None:
             programs.append((full, LAST_IN_PLACE))
+    bound = min((len(p) for p, _ in programs), default=None)
+    if (common := common_parts(outputs, registers, input_register, ops, bound,
+                               deadline or Deadline(None))) is not None:
+        programs.append(common)
     if not programs:
         if why is not None:
             raise _full_register_file(outputs, registers, why)
         return None, None
     return min(programs, key=lambda p: (len(p[0]), bus_steps(p[0])))
+
+
+def common_parts(outputs: dict, registers: tuple[str, ...], input_register: str, ops: str,
+                 bound: int | None, deadline: Deadline,
+                 ) -> tuple[list[Instr], str] | None:
+    """The shortest program of the filter's common-part decompositions (`sources.COMMON`: a
+    sub-kernel common to several outputs made once) and its candidate's name, where it is
+    shorter than `bound` (None: any program); None otherwise, or where the filter has none.
+    Each candidate is screened once (`SCREEN`, a count: deterministic; a refine of them
+    costs seconds and was longer on the banks measured, docs/cain-families.md), bounded by
+    the best so far (ties keep the earlier). Searched under op set all on six of the
+    registers (`six_registers`, as the goal bags): a larger register budget runs the same
+    search, and op set basic none, so neither contract of `portfolio` (more registers, op
+    set all: never longer) can break."""
+    six = six_registers(registers, input_register, outputs)
+    if ops != "all" or len(six) != 6 or len(outputs) < 2:
+        return None
+    candidates = assemble(outputs, None, COMMON)
+    best: tuple[list[Instr], str] | None = None
+    for name, decomposition in candidates.items():
+        limit = len(best[0]) if best is not None else bound
+        if len(decomposition.live()) > portfolio.MAX_VALUES or deadline.passed():
+            continue
+        try:
+            program = portfolio.generate_within(decomposition, six, input_register, ops,
+                                                SCREEN, deadline,
+                                                longest=None if limit is None else limit - 1)
+        except (RegisterPressureError, ResourceLimitError):
+            continue
+        if program is not None:
+            best = (program, name)
+    return best
 
 
 def _full_register_file(outputs: dict, registers: tuple[str, ...],

@@ -394,17 +394,9 @@ def horner(b: DagBuilder, k: Kernel, source: int | None = None, from_top: bool =
         if acc is not None:
             acc = between(acc)
         for sign, x, y in planes.get(e, []):
-            term = b.shift(source, x, y)
-            if acc is None:
-                acc = term if sign > 0 else b.neg(term)
-            else:
-                acc = b.add(acc, term) if sign > 0 else b.sub(acc, term)
+            acc = b.signed_sum(acc, b.shift(source, x, y), sign)
     assert acc is not None
-    for _ in range(0 if from_top else max(planes)):
-        acc = b.add(acc, acc)
-    for _ in range(0 if from_top else -max(planes)):
-        acc = b.half(acc)
-    return acc
+    return acc if from_top else b.scaled(acc, max(planes))
 
 
 def _lower_node(b: DagBuilder, node: extract.ENode, kids: list[int], graph, choice) -> int:

@@ -47,6 +47,7 @@ from kalg.targets.scamp5.machine.isa import Instr, bus_steps, outside_op_set
 from kalg.targets.scamp5.machine.simulator import footprint, verify_numeric, verify_numeric_channels
 from kalg.targets.scamp5.machine.symbolic import verify_exact
 from kalg.targets.scamp5.machine.text import format_program
+from kalg.targets.scamp5.registers import six_registers
 from kalg.targets.scamp5.sources import EXHAUSTIVE, FACTORED, GOAL_BAGS, KEPT
 
 __all__ = ["Result", "Settings", "Stage", "compile_file", "compile_text"]
@@ -561,7 +562,7 @@ def _prove(settings: Settings, outputs: dict, program: list[Instr], winner: str,
     it is not run where the exact search proved the program shortest on the six registers it
     would search: nothing shorter exists for it to find (about a third of a short kernel's
     search time)."""
-    six = _six_registers(registers, inp, outputs)
+    six = six_registers(registers, inp, outputs)
     found = _proved(settings, outputs, program, winner, registers, six, inp, ops, deadline)
     nodes = effort.LEVELS[settings.effort].goal_bags
     if ops != "all" or len(six) != 6:
@@ -595,18 +596,6 @@ def _proved(settings: Settings, outputs: dict, program: list[Instr], winner: str
     else:
         found = _exhaustive(outputs, program, winner, six, inp, ops, EXACT_NODES, seconds)
     return (*found[:3], found[3] if six == registers else 0)
-
-
-def _six_registers(registers: tuple[str, ...], inp: str, outputs: dict) -> tuple[str, ...]:
-    """The register budget of the exact searches that find shorter programs: `registers`, or
-    with more than six of them six (the input's, the outputs', then the first others): the
-    searches are made for six, and a program on six of the registers is a program on all of
-    them, so a larger budget is never longer than A..F for want of these searches."""
-    if len(registers) <= 6:
-        return registers
-    first = [inp, *(o for o in outputs if o != inp)]
-    rest = [r for r in registers if r not in first]
-    return tuple([*first, *rest][:6]) if len(first) <= 6 else registers
 
 
 

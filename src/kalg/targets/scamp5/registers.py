@@ -21,3 +21,16 @@ def rung(required: tuple[str, ...], others: list[str], size: int) -> tuple[str, 
     both searches that climb one (`portfolio.Resources`, `codegen.virtual.rungs`); each
     chooses its sizes."""
     return (*required, *others[: size - len(required)])
+
+
+def six_registers(registers: tuple[str, ...], inp: str, outputs) -> tuple[str, ...]:
+    """The register budget of the searches made for the device's six registers (the exact
+    searches that find shorter programs, the goal bags, the filters' common parts):
+    `registers`, or with more than six of them six (the input's, the outputs', then the first
+    others): a program on six of the registers is a program on all of them, so a larger budget
+    is never longer than A..F for want of these searches."""
+    if len(registers) <= 6:
+        return registers
+    first = [inp, *(o for o in outputs if o != inp)]
+    rest = [r for r in registers if r not in first]
+    return tuple([*first, *rest][:6]) if len(first) <= 6 else registers

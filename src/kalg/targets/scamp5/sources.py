@@ -23,6 +23,13 @@ from typing import TYPE_CHECKING
 
 from kalg.targets.scamp5.codegen.chain import factor_chain
 from kalg.targets.scamp5.codegen.separable import separable_candidate
+from kalg.targets.scamp5.common_parts import (
+    COMMON_PART,
+    COMMON_PART_ROWS,
+    SHARED_COLUMNS,
+    SHARED_ROWS,
+    common_part_candidates,
+)
 from kalg.targets.scamp5.optimize import APPLIED, direct_decomposition
 from kalg.targets.scamp5.optimize import AS_WRITTEN as SEEDED_AS_WRITTEN
 
@@ -98,6 +105,10 @@ def _chain(**how: bool) -> Build:
     return lambda outputs, _: factor_chain(outputs, **how)
 
 
+def _common(name: str) -> Build:
+    return lambda outputs, _: common_part_candidates(outputs).get(name)
+
+
 SOURCES: dict[str, Source] = {
     EGRAPH: Source("decomposition", build=_egraph),
     EGRAPH_VARIANTS: Source("decomposition", build=_variants),
@@ -116,6 +127,17 @@ SOURCES: dict[str, Source] = {
                                          "factorable plus a tap as its own chain plus the "
                                          "tap, no e-graph", _chain(split=True)),
     AS_WRITTEN: Source("decomposition", "the expression as written, no e-graph", _as_written),
+    SHARED_COLUMNS: Source("decomposition", "every output the sum of its columns, each "
+                                            "distinct column made once, no e-graph",
+                           _common(SHARED_COLUMNS)),
+    SHARED_ROWS: Source("decomposition", "every output the sum of its rows, each distinct row "
+                                         "made once, no e-graph", _common(SHARED_ROWS)),
+    COMMON_PART: Source("decomposition", "the outputs' per-tap consensus made once, each "
+                                         "output it plus its rest, by shared columns, no "
+                                         "e-graph", _common(COMMON_PART)),
+    COMMON_PART_ROWS: Source("decomposition", "the outputs' per-tap consensus made once, each "
+                                              "output it plus its rest, by shared rows, no "
+                                              "e-graph", _common(COMMON_PART_ROWS)),
     EXHAUSTIVE: Source("program", "exact search over all programs, no e-graph"),
     KEPT: Source("program", "a value of the first instruction kept to the last, the middle "
                             "by the exact search, no e-graph"),
@@ -150,6 +172,11 @@ KERNEL = (EGRAPH_VARIANTS, HORNER, AS_WRITTEN, FACTOR_CHAIN, FACTOR_CHAIN_HALVIN
           SPLIT_CHAIN)
 """A definition's candidates besides its e-graph extraction of each op set (named by
 `candidates.egraph_name`, first)."""
+
+COMMON = (SHARED_COLUMNS, SHARED_ROWS, COMMON_PART, COMMON_PART_ROWS)
+"""A filter's decompositions that make a sub-kernel common to several outputs once
+(`common_parts`), searched after the filter's other programs (`filters`), which they replace
+only where shorter."""
 
 LARGE = (FACTOR_CHAIN, FACTOR_CHAIN_HALVING_FIRST, SEPARABLE, SEPARABLE_COLUMN_FIRST, HORNER)
 """A large kernel's candidates (no e-graph), as `candidates.large_candidates` admits them."""

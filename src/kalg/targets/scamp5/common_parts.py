@@ -1,0 +1,144 @@
+"""Decompositions of a filter that make a sub-kernel common to several outputs once.
+
+A filter's outputs often share parts: the turns of one operator share most of their lines, a
+bank of kernels that differ in a few taps shares the rest. The e-graph's extraction shares what
+its rules make equal, and the filter's own programs share multiples of the input, but nothing
+proposes a *common sub-kernel* of the outputs as one value. `common_part_candidates(outputs)`
+proposes, for a filter of two or more outputs, decompositions in which each such part is one
+value of the DAG, so the code generator computes it once and reads it for every output:
+
+* **shared lines** (`SHARED_COLUMNS`, `SHARED_ROWS`): every output is the sum of its columns
+  (rows), each a one-dimensional kernel moved into place; the distinct lines, up to a move along
+  the line and a sign, are each one value (by Horner's rule from the input), read by every output
+  and column that has it;
+* **common part** (`COMMON_PART`, `COMMON_PART_ROWS`): C, the per-tap consensus of the outputs
+  (at each offset the nonzero value most outputs have, where at least two have it; ties to the
+  smaller magnitude, then the positive), made once; each output is C plus its own rest
+  o_i - C; C and the rests are made by shared columns (rows), so a line common to C and a rest
+  is made once too.
+
+Nothing here looks at what the kernels are (no class of kernel is recognised): the proposals
+depend only on which taps, lines and values the outputs have in common, and a filter whose
+outputs share nothing gets none (`common_part_candidates` returns {}). The candidates are
+searched like any other; the shortest verified program wins, so they can only make a program
+shorter.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from fractions import Fraction
+
+from kalg.algebra.decomp import DagBuilder, Decomposition
+from kalg.algebra.kernel import Kernel
+from kalg.targets.scamp5.optimize import horner
+
+SHARED_COLUMNS = "shared columns"
+SHARED_ROWS = "shared rows"
+COMMON_PART = "common part"
+COMMON_PART_ROWS = "common part, by rows"
+
+Taps = dict[tuple[int, int], Fraction]
+
+
+def common_part_candidates(outputs: dict[str, Kernel]) -> dict[str, Decomposition]:
+    """The decompositions above (name -> decomposition) that share something across the
+    outputs of `outputs` (register -> kernel), in the order `SHARED_COLUMNS`, `SHARED_ROWS`,
+    `COMMON_PART`, `COMMON_PART_ROWS`; {} for fewer than two outputs or a non-dyadic kernel.
+    Each decomposition's outputs are checked to be the kernels asked for."""
+    kernels = {r: k.trimmed() for r, k in sorted(outputs.items())}
+    if len(kernels) < 2 or not all(k.is_dyadic() and len(k) for k in kernels.values()):
+        return {}
+    found: dict[str, Decomposition] = {}
+    for name, axis in ((SHARED_COLUMNS, 0), (SHARED_ROWS, 1)):
+        if _lines_shared(kernels, axis):
+            found[name] = _by_lines(kernels, axis)
+    if (common := _consensus(kernels)) is not None:
+        found[COMMON_PART] = _with_common(kernels, common, 0)
+        found[COMMON_PART_ROWS] = _with_common(kernels, common, 1)
+    for decomposition in found.values():
+        built = decomposition.output_kernels()
+        assert all(built[r].same_values(k) for r, k in kernels.items()), "common part != kernel"
+    return found
+
+
+def _lines(k: Kernel, axis: int) -> dict[int, Taps]:
+    """`k`'s lines along `axis` (0: columns, keyed by x; 1: rows, keyed by y)."""
+    lines: dict[int, Taps] = {}
+    for (x, y), c in k.taps.items():
+        lines.setdefault((x, y)[axis], {})[(x, y)] = Fraction(c)
+    return lines
+
+
+def _twos(c: Fraction) -> int:
+    """The exponent of 2 in `c` (nonzero, dyadic): c = odd · 2^e."""
+    n, d, e = abs(c.numerator), c.denominator, 0
+    while n % 2 == 0:
+        n, e = n // 2, e + 1
+    while d % 2 == 0:
+        d, e = d // 2, e - 1
+    return e
+
+
+def _canonical(line: Taps, axis: int) -> tuple[tuple, tuple[int, int], int, int]:
+    """(key, offset, sign, e): the line moved to offset (0, 0) at its first tap, divided by
+    sign · 2^e so its first coefficient is positive and its coefficients are integers with an
+    odd one among them; `offset`, `sign` and `e` (doublings, or halvings where negative) put
+    it back."""
+    first = min(line)
+    sign = 1 if line[first] > 0 else -1
+    e = min(_twos(c) for c in line.values())
+    scale = sign * Fraction(2) ** -e
+    key = tuple(sorted(((x - first[0], y - first[1]), scale * c) for (x, y), c in line.items()))
+    return key, first, sign, e
+
+
+def _line_keys(kernels: dict[str, Kernel], axis: int) -> Counter:
+    return Counter(_canonical(line, axis)[0] for k in kernels.values()
+                   for line in _lines(k, axis).values())
+
+
+def _lines_shared(kernels: dict[str, Kernel], axis: int) -> bool:
+    """Whether some line (up to a move and a sign) of more than one tap occurs twice."""
+    return any(n > 1 and len(key) > 1 for key, n in _line_keys(kernels, axis).items())
+
+
+def _sum_of_lines(b: DagBuilder, k: Kernel, axis: int, made: dict) -> int:
+    """`k` as the sum of its lines along `axis`, each distinct line made once (`made`: key ->
+    value, shared across every call on `b`)."""
+    acc: int | None = None
+    for _, line in sorted(_lines(k, axis).items()):
+        key, (dx, dy), sign, e = _canonical(line, axis)
+        if key not in made:
+            made[key] = horner(b, Kernel.of(dict(key)), from_top=True)
+        acc = b.signed_sum(acc, b.shift(b.scaled(made[key], e), dx, dy), sign)
+    assert acc is not None
+    return acc
+
+
+def _by_lines(kernels: dict[str, Kernel], axis: int) -> Decomposition:
+    b, made = DagBuilder(), {}
+    return b.build({r: _sum_of_lines(b, k, axis, made) for r, k in kernels.items()})
+
+
+def _consensus(kernels: dict[str, Kernel]) -> Kernel | None:
+    """The per-tap consensus of the outputs (module docstring), or None where it has fewer
+    than two taps (nothing worth sharing)."""
+    taps: Taps = {}
+    for offset in sorted({o for k in kernels.values() for o in k.domain}):
+        values = Counter(Fraction(k.taps[offset]) for k in kernels.values() if offset in k.domain)
+        best = max(values.items(), key=lambda vc: (vc[1], -abs(vc[0]), vc[0] > 0))
+        if best[1] >= 2:
+            taps[offset] = best[0]
+    return Kernel.of(taps) if len(taps) >= 2 else None
+
+
+def _with_common(kernels: dict[str, Kernel], common: Kernel, axis: int) -> Decomposition:
+    """Each output as `common` plus its rest, every part by shared lines along `axis`."""
+    b, made = DagBuilder(), {}
+    c = _sum_of_lines(b, common, axis, made)
+    results = {}
+    for r, k in kernels.items():
+        rest = (k - common).trimmed()
+        results[r] = c if not len(rest) else b.add(c, _sum_of_lines(b, rest, axis, made))
+    return b.build(results)
