@@ -42,6 +42,7 @@ from collections.abc import Mapping, Sequence
 
 from kalg.algebra.kernel import Kernel
 from kalg.targets.scamp5.codegen.opset import as_op_set_all
+from kalg.targets.scamp5.codegen.reverse import MAX_TAPS as BASE_TAPS
 from kalg.targets.scamp5.codegen.reverse import (
     Goal,
     as_goal,
@@ -67,6 +68,15 @@ MAX_CHILDREN = 300
 """Children of one bag kept for ranking (the lowest estimates): bounds the memory per level."""
 MAX_STEPS = 60
 """Steps (instructions after the halvings) at most."""
+MAX_TAPS = 49
+"""Filters with more non-zero taps in all get no program here, whatever the budget: a 7x7
+kernel."""
+BAGS_PER_TAP = 2000
+"""Bags the budget must give per non-zero tap of a filter for the search to take it
+(`max_taps`): about what the narrowest search (beam 24) makes per tap before it ends, measured
+on 3x3 kernels (2,000-21,000 bags for 8-9 taps) and on 5x5 and 7x7 isotropic ones (23,000-46,000
+for 21-29 taps; docs/cain-families.md, session 17). A filter the budget cannot take to the end of
+that first search would get no program for its cost."""
 
 _ONE = {d.vector: d for d in (Dir.EAST, Dir.WEST, Dir.NORTH, Dir.SOUTH)}
 
@@ -92,9 +102,9 @@ def goalbag_program(outputs: Mapping[str, Kernel], registers: Sequence[str],
     """The shortest op set all program the backward search finds for `outputs` (output
     register → kernel over the input in `input_register`) on `registers`, making at most about
     `nodes` bags, or None (a filter `reverse.initial_goals` does not take: more than three
-    outputs or 27 taps, non-dyadic, an output that is a base or equal to another; or nothing
-    found). Deterministic; not verified."""
-    if (start := initial_goals(outputs)) is None:
+    outputs or `max_taps(nodes)` taps, non-dyadic, an output that is a base or equal to
+    another; or nothing found). Deterministic; not verified."""
+    if (start := initial_goals(outputs, max_taps(nodes))) is None:
         return None
     m, goals = start
     search = _Search(goals, m, registers, input_register, nodes)
@@ -103,6 +113,15 @@ def goalbag_program(outputs: Mapping[str, Kernel], registers: Sequence[str],
         if search.left <= 0:
             break
     return search.best
+
+
+def max_taps(nodes: int) -> int:
+    """The most non-zero taps of a filter the search takes with a budget of `nodes` bags: the
+    27 of three 3x3 kernels that it was built for (`reverse.MAX_TAPS`) at any budget, and more
+    where the budget gives `BAGS_PER_TAP` bags per tap, up to `MAX_TAPS` (so a larger budget
+    takes every filter a smaller one does: more budget is never a longer program). 30 at
+    default's 60000 bags, 49 at high's and max's."""
+    return max(BASE_TAPS, min(MAX_TAPS, nodes // BAGS_PER_TAP))
 
 
 class _State:
@@ -304,7 +323,8 @@ def _own_twos(g: Goal):
     one value and the rest, the positive and the negative part, an edge row or column and the
     rest, one atom or the top bit of a tap and the rest."""
     gd = {(x, y): c for x, y, c in g}
-    for p, c in sorted(gd.items()):
+    taps = _single(gd)
+    for p, c in taps:
         yield from _pair(((p[0], p[1], c),), as_goal({q: e for q, e in gd.items() if q != p}))
     values: dict[int, list] = {}
     for p, c in gd.items():
@@ -323,13 +343,28 @@ def _own_twos(g: Goal):
             if 1 < len(line) < len(gd):
                 yield from _pair(as_goal(line), as_goal({p: c for p, c in gd.items()
                                                      if p not in line}))
-    for p, c in sorted(gd.items()):
+    for p, c in taps:
         sign = 1 if c > 0 else -1
         for part in sorted({(1 << (abs(c).bit_length() - 1)) * sign, sign}):
             if part != c:
                 rest = dict(gd)
                 rest[p] = c - part
                 yield from _pair(((p[0], p[1], part),), as_goal(rest))
+
+
+def _single(gd: dict) -> list:
+    """The taps a split takes off one at a time, in order: of each value, the farthest from
+    the origin (the last by position among equals). Taps of one value are the same multiple
+    c·u and differ only in where they lie, so splitting off each of them is, but for its
+    moves, one move made many times over: the farthest is the one whose moves are longest,
+    and the nearer ones stay in the rest, to be built with it (a kernel of n taps of k values
+    has k such splits, not n, and k^2 three-operand adds, not n^2)."""
+    farthest: dict[int, tuple] = {}
+    for p, c in gd.items():
+        key = (abs(p[0]) + abs(p[1]), p)
+        if c not in farthest or key > farthest[c]:
+            farthest[c] = key
+    return sorted((key[1], c) for c, key in farthest.items())
 
 
 def _with_goal(g: Goal, h: Goal):
@@ -362,7 +397,7 @@ def _threes(twos: list[tuple]) -> list[tuple]:
         if len(rest) < 2:
             continue
         rd = {(x, y): c for x, y, c in rest}
-        for p, c in sorted(rd.items()):
+        for p, c in _single(rd):
             tap = ((p[0], p[1], c),)
             other = as_goal({q: e for q, e in rd.items() if q != p})
             parts = tuple(sorted((a, tap, other)))
