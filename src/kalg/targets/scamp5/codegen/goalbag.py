@@ -14,7 +14,8 @@ removes a goal g from the bag and puts in its place the operands of the instruct
 * ``movx`` / ``mov2x``: g = S^v g' (one or two steps; g' nearer the origin or already in the bag);
 * ``neg``: g = -(-g);
 * ``add`` of two or three operands, ``sub``: g split into parts - a goal of the bag reused
-  (shifted or not), one whole tap (a shifted *multiple* c·u), all taps of one value (v times a
+  (shifted or not), one whole tap (a shifted *multiple* c·u; of each value only the farthest,
+  `_single`), all taps of one value (v times a
   0/1 pattern: the *shared shifted term* of Cain's dense-kernel programs), the positive and the
   negative part, one edge row or column, one atom;
 * ``addx`` / ``add2x``: g = S^v (a + b), the addition and the move in one instruction;
@@ -321,7 +322,7 @@ def _multiple(c: int, have: tuple, m: int) -> list[tuple]:
 def _own_twos(g: Goal):
     """Two-operand splits of g that need no other goal: one whole tap and the rest, all taps of
     one value and the rest, the positive and the negative part, an edge row or column and the
-    rest, one atom or the top bit of a tap and the rest."""
+    rest, one atom or the top bit of a tap and the rest (the single taps: `_single`)."""
     gd = {(x, y): c for x, y, c in g}
     taps = _single(gd)
     for p, c in taps:
