@@ -59,17 +59,12 @@ from kalg.targets.scamp5.codegen.reverse import (
 from kalg.targets.scamp5.codegen.virtual import TwoSteps
 from kalg.targets.scamp5.machine.isa import Dir, Instr
 
-SEARCHES = tuple((weight, width, every) for width in (24, 96, 384) for every in (False, True)
-                 for weight in (2, 1))
-"""(weight of a shifted offset in half-instructions, beam width, every tap split off singly) of
-the searches, run in this order until the node budget is spent: a narrow beam first (a program
-early, which prunes the wider ones), then wider; offsets weighed as a whole move each and as half
-of one (`mov2x`, `add2x` and `addx` fold moves into other work); at each width first with one
-single-tap split per value (`_single`: far fewer bags per bag, so that a large kernel's search
-ends), then with every tap (the moves the search had before, which a 3x3 kernel's programs
-sometimes need), the latter left out where every output's taps have distinct values (both move
-sets are then the same). A search of width w expands about w bags per instruction of its
-program, each making some 30-40 children for a 3x3 kernel."""
+SEARCHES = ((2, 24), (1, 24), (2, 96), (1, 96), (2, 384), (1, 384))
+"""(weight of a shifted offset in half-instructions, beam width) of the searches, run in this
+order until the node budget is spent: a narrow beam first (a program early, which prunes the
+wider ones), then wider; offsets weighed as a whole move each and as half of one (`mov2x`,
+`add2x` and `addx` fold moves into other work). A search of width w expands about w bags per
+instruction of its program, each making some 30-40 children for a 3x3 kernel."""
 MAX_CHILDREN = 300
 """Children of one bag kept for ranking (the lowest estimates): bounds the memory per level."""
 MAX_STEPS = 60
@@ -114,11 +109,8 @@ def goalbag_program(outputs: Mapping[str, Kernel], registers: Sequence[str],
         return None
     m, goals = start
     search = _Search(goals, m, registers, input_register, nodes)
-    distinct = all(len({c for _, _, c in g}) == len(g) for g in goals.values())
-    for weight, width, every in SEARCHES:
-        if every and distinct:
-            continue
-        search.run(weight, width, every)
+    for weight, width in SEARCHES:
+        search.run(weight, width)
         if search.left <= 0:
             break
     return search.best
@@ -151,18 +143,12 @@ class _Search:
         self.goals, self.m, self.registers, self.input = goals, m, registers, input_register
         self.left = nodes
         self.best: list[Instr] | None = None
-        self.every = False
-        self.owns: dict[bool, dict[Goal, list[tuple]]] = {False: {}, True: {}}
-        self.pairs_of: dict[bool, dict[tuple[Goal, Goal], list[tuple]]] = {False: {}, True: {}}
-        self.own = self.owns[False]
-        self.pairs = self.pairs_of[False]
+        self.own: dict[Goal, list[tuple]] = {}
+        self.pairs: dict[tuple[Goal, Goal], list[tuple]] = {}
         self.parts: dict[Goal, tuple | None] = {}
 
-    def run(self, weight: int, width: int, every: bool = False) -> None:
-        """One beam search (offset weight, width, every tap split off singly or one per value)
-        until it ends or the budget is spent."""
-        self.every = every
-        self.own, self.pairs = self.owns[every], self.pairs_of[every]
+    def run(self, weight: int, width: int) -> None:
+        """One beam search (offset weight, width) until it ends or the budget is spent."""
         start = _State({g: ("out", r) for r, g in self.goals.items()}, (), 0, 0)
         beam = [start]
         for _ in range(MAX_STEPS):
@@ -235,7 +221,7 @@ class _Search:
         for v, d, n in _STEPS:
             if _far(g, v) <= far - n:
                 found.append(("movx" if n == 1 else "mov2x", (shift(g, (-v[0], -v[1])),), d))
-        twos = [] if len(g) == 1 else list(dict.fromkeys(_own_twos(g, self.every)))
+        twos = [] if len(g) == 1 else list(dict.fromkeys(_own_twos(g)))
         return found + self._from_twos(g, twos, None)
 
     def _pair(self, g: Goal, h: Goal) -> list[tuple]:
@@ -257,7 +243,7 @@ class _Search:
         `subx` / `sub2x` forms of them, and g = S^v (a + b) (`addx` / `add2x`) where S^-v g
         lies nearer the origin and a + b is one of its own splits (with h: no farther, and
         its splits reusing h)."""
-        found = twos + _threes(twos, self.every)
+        found = twos + _threes(twos)
         for op, (first, second), _ in twos:
             subs = [(first, second)] if op == "sub" else [
                 (first, scale(second, -1)), (second, scale(first, -1))]
@@ -279,8 +265,7 @@ class _Search:
             elif len(moved) == 1:
                 continue
             else:
-                inner = list(_own_twos(moved, self.every) if h is None
-                             else _with_goal(moved, h))
+                inner = list(_own_twos(moved) if h is None else _with_goal(moved, h))
             found += [("addx" if n == 1 else "add2x", parts, d)
                       for op, parts, _ in inner if op == "add"]
         return found
@@ -334,12 +319,12 @@ def _multiple(c: int, have: tuple, m: int) -> list[tuple]:
     return found
 
 
-def _own_twos(g: Goal, every: bool = False):
+def _own_twos(g: Goal):
     """Two-operand splits of g that need no other goal: one whole tap and the rest, all taps of
     one value and the rest, the positive and the negative part, an edge row or column and the
     rest, one atom or the top bit of a tap and the rest (the single taps: `_single`)."""
     gd = {(x, y): c for x, y, c in g}
-    taps = _single(gd, every)
+    taps = _single(gd)
     for p, c in taps:
         yield from _pair(((p[0], p[1], c),), as_goal({q: e for q, e in gd.items() if q != p}))
     values: dict[int, list] = {}
@@ -368,15 +353,13 @@ def _own_twos(g: Goal, every: bool = False):
                 yield from _pair(((p[0], p[1], part),), as_goal(rest))
 
 
-def _single(gd: dict, every: bool = False) -> list:
+def _single(gd: dict) -> list:
     """The taps a split takes off one at a time, in order: of each value, the farthest from
     the origin (the last by position among equals). Taps of one value are the same multiple
     c·u and differ only in where they lie, so splitting off each of them is, but for its
     moves, one move made many times over: the farthest is the one whose moves are longest,
     and the nearer ones stay in the rest, to be built with it (a kernel of n taps of k values
-    has k such splits, not n, and k^2 three-operand adds, not n^2). With `every`: every tap."""
-    if every:
-        return sorted(gd.items())
+    has k such splits, not n, and k^2 three-operand adds, not n^2)."""
     farthest: dict[int, tuple] = {}
     for p, c in gd.items():
         key = (abs(p[0]) + abs(p[1]), p)
@@ -405,7 +388,7 @@ def _with_goal(g: Goal, h: Goal):
             yield from _pair(as_goal(common), as_goal({p: gd[p] - common.get(p, 0) for p in gd}))
 
 
-def _threes(twos: list[tuple], every: bool = False) -> list[tuple]:
+def _threes(twos: list[tuple]) -> list[tuple]:
     """Three-operand adds: a two-operand add split whose rest is split once more by one
     whole tap (each triple once, in a fixed order)."""
     found = []
@@ -415,7 +398,7 @@ def _threes(twos: list[tuple], every: bool = False) -> list[tuple]:
         if len(rest) < 2:
             continue
         rd = {(x, y): c for x, y, c in rest}
-        for p, c in _single(rd, every):
+        for p, c in _single(rd):
             tap = ((p[0], p[1], c),)
             other = as_goal({q: e for q, e in rd.items() if q != p})
             parts = tuple(sorted((a, tap, other)))
