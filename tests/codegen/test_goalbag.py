@@ -149,3 +149,28 @@ def test_taps_of_one_value_are_split_off_singly_only_at_the_farthest():
     # of 19 taps, one per value: a corner of the ring of -1s (farthest), the 5, one 3
     assert sorted(c for _, _, c in whole) == [-1, 3, 5]
     assert [abs(x) + abs(y) for x, y, c in whole if c == -1] == [4]
+
+
+
+DENSE3U = kernel([[2, 5, 2], [0, 3, 3], [7, 6, 1]])
+"""dense3u_0 of seed 994562612: the full moves find 13 instructions, the lean moves alone 14."""
+TERNARY5 = kernel([[-1, 1, 0, 1, 0], [1, -1, 1, 0, 0], [1, 0, 0, -1, 1], [-1, 0, 0, 0, 1],
+                   [1, -1, 1, 0, -1]])
+"""ternary_1 of the same draw (5x5, 15 taps): the full moves 12, the lean moves alone 13."""
+
+
+def test_lean_moves_do_not_lengthen_a_3x3_kernel():
+    # The lean moves alone made this kernel one instruction longer (13 -> 14); a 3x3 window
+    # gets only the full moves.
+    assert goalbag._passes({"A": DENSE3U}, 60_000) == [(False, goalbag.BASE_TAPS)]
+    program = bags({"A": DENSE3U}, 60_000)
+    assert program is not None and len(program) == 13
+
+
+def test_lean_moves_do_not_lengthen_a_5x5_kernel_the_full_moves_search():
+    # A kernel larger than 3x3 keeps the full pass; the lean pass only replaces it where
+    # shorter (the lean moves alone: 13).
+    assert goalbag._passes({"A": TERNARY5}, 60_000) == [
+        (False, goalbag.BASE_TAPS), (True, goalbag.max_taps(60_000))]
+    program = bags({"A": TERNARY5}, 60_000)
+    assert program is not None and len(program) <= 12
