@@ -4,9 +4,11 @@ A level widens the code generator's refine searches (the wide beam search each s
 candidate may get again: `programs`, `portfolio`), the lower bound's exact search
 (`exact.bounds`) and the goal-bag search of op set all (`codegen.goalbag`: 60000, 120000 and
 240000 bags made; it runs its searches in a fixed order, so a larger count sees every program a
-smaller one saw). Every budget is a count, so a level's program is the same on any machine,
-busy or idle. A level above `default` runs every search `default` runs as well, and the
-shortest program wins, so its program is never longer than default's from the code generator.
+smaller one saw, and it takes filters of up to 2000 bags per tap: 30 taps at default, a whole
+7x7 kernel at high and max, `goalbag.max_taps`). Every budget is a count, so a level's program
+is the same on any machine, busy or idle. A level above `default` runs every search `default`
+runs as well, and the shortest program wins, so its program is never longer than default's from
+the code generator.
 
 Levels (`LEVELS`):
 

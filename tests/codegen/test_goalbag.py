@@ -13,6 +13,8 @@ import pytest
 from kalg import effort
 from kalg.algebra.kernel import Kernel
 from kalg.targets.scamp5 import codegen
+from kalg.targets.scamp5.codegen import goalbag
+from kalg.targets.scamp5.codegen.reverse import as_goal
 from kalg.targets.scamp5.exact import exhaustive
 from kalg.targets.scamp5.pipeline import compile_text
 
@@ -108,3 +110,67 @@ def test_a_program_proven_shortest_skips_the_search_and_says_so():
     assert result.stats["goal-bag search"] == (
         "not run: the other searches' best, 5 instructions, is proven shortest")
     assert len(result.program) == result.stats["lower bound"] == 5
+
+
+LOG5 = kernel([[-1, -1, -1, -1, -1], [-1, 0, 4, 0, -1], [-1, 4, 11, 4, -1], [-1, 0, 4, 0, -1],
+               [-1, -1, -1, -1, -1]])
+"""isotropic_0 of seed 764622522 (docs/cain-families.md, session 17): a LoG-like 5x5 kernel of
+21 taps; Cain's program has 18 instructions, kalg's other searches 26."""
+LOG7 = kernel([[0, -1, -1, -1, -1, -1, 0], [-1, 0, 0, 0, 0, 0, -1], [-1, 0, 2, 3, 2, 0, -1],
+               [-1, 0, 3, 4, 3, 0, -1], [-1, 0, 2, 3, 2, 0, -1], [-1, 0, 0, 0, 0, 0, -1],
+               [0, -1, -1, -1, -1, -1, 0]])
+"""isotropic_1 of the same draw: 7x7, 29 taps; Cain 21, kalg's other searches 33."""
+
+
+def test_a_large_isotropic_kernel_within_the_default_budget():
+    # Taps of one value are split off singly only at the farthest, so the narrowest search
+    # ends within the default's bags on a 5x5 LoG kernel (it made no program there before).
+    program = bags({"A": LOG5}, 25_000)
+    assert program is not None and len(program) <= 19
+
+
+def test_a_filter_of_more_taps_than_the_budget_allows_gets_no_program_at_once():
+    assert goalbag.max_taps(54_000) == 27 < 29 == sum(1 for v in LOG7.taps.values() if v)
+    assert bags({"A": LOG7}, 54_000) is None
+    assert goalbag.max_taps(effort.LEVELS["default"].goal_bags) >= 29
+
+
+def test_the_taps_taken_grow_with_the_budget_from_27_to_a_7x7_kernel():
+    caps = [goalbag.max_taps(n) for n in (0, 12_000, 56_000, 60_000, 98_000, 240_000, 10**7)]
+    assert caps == sorted(caps) and caps[0] == 27 and caps[-1] == 49
+
+
+def test_taps_of_one_value_are_split_off_singly_only_at_the_farthest():
+    ring = {(x, y): -1 for x in range(-2, 3) for y in range(-2, 3) if max(abs(x), abs(y)) == 2}
+    values = {**ring, (0, 0): 5, (1, 0): 3, (0, 1): 3}
+    goal = as_goal(values)
+    whole = sorted(p[0] for op, parts, _ in goalbag._own_twos(goal) if op == "add"
+                   for p in parts if len(p) == 1 and values[p[0][:2]] == p[0][2])
+    # of 19 taps, one per value: a corner of the ring of -1s (farthest), the 5, one 3
+    assert sorted(c for _, _, c in whole) == [-1, 3, 5]
+    assert [abs(x) + abs(y) for x, y, c in whole if c == -1] == [4]
+
+
+
+DENSE3U = kernel([[2, 5, 2], [0, 3, 3], [7, 6, 1]])
+"""dense3u_0 of seed 994562612: the full moves find 13 instructions, the lean moves alone 14."""
+TERNARY5 = kernel([[-1, 1, 0, 1, 0], [1, -1, 1, 0, 0], [1, 0, 0, -1, 1], [-1, 0, 0, 0, 1],
+                   [1, -1, 1, 0, -1]])
+"""ternary_1 of the same draw (5x5, 15 taps): the full moves 12, the lean moves alone 13."""
+
+
+def test_lean_moves_do_not_lengthen_a_3x3_kernel():
+    # The lean moves alone made this kernel one instruction longer (13 -> 14); a 3x3 window
+    # gets only the full moves.
+    assert goalbag._passes({"A": DENSE3U}, 60_000) == [(False, goalbag.BASE_TAPS)]
+    program = bags({"A": DENSE3U}, 60_000)
+    assert program is not None and len(program) == 13
+
+
+def test_lean_moves_do_not_lengthen_a_5x5_kernel_the_full_moves_search():
+    # A kernel larger than 3x3 keeps the full pass; the lean pass only replaces it where
+    # shorter (the lean moves alone: 13).
+    assert goalbag._passes({"A": TERNARY5}, 60_000) == [
+        (False, goalbag.BASE_TAPS), (True, goalbag.max_taps(60_000))]
+    program = bags({"A": TERNARY5}, 60_000)
+    assert program is not None and len(program) <= 12

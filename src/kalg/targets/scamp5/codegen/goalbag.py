@@ -14,7 +14,8 @@ removes a goal g from the bag and puts in its place the operands of the instruct
 * ``movx`` / ``mov2x``: g = S^v g' (one or two steps; g' nearer the origin or already in the bag);
 * ``neg``: g = -(-g);
 * ``add`` of two or three operands, ``sub``: g split into parts - a goal of the bag reused
-  (shifted or not), one whole tap (a shifted *multiple* c·u), all taps of one value (v times a
+  (shifted or not), one whole tap (a shifted *multiple* c·u; in the lean pass of a kernel larger
+  than 3x3 only the farthest of each value, `_single`), all taps of one value (v times a
   0/1 pattern: the *shared shifted term* of Cain's dense-kernel programs), the positive and the
   negative part, one edge row or column, one atom;
 * ``addx`` / ``add2x``: g = S^v (a + b), the addition and the move in one instruction;
@@ -28,8 +29,10 @@ three-operand additions per goal, one instruction per distinct multiple and, wei
 distinct shifted offset; a goal that is a shift of another costs one move); a bag of bases ends a
 path, and the program is the steps reversed after the halvings.
 
-**Budgets are counts.** `goalbag_program(..., nodes=N)` makes at most about N bags in all (it
-stops expanding once N are made), over the searches of `SEARCHES` in turn. Bags made, not bags
+**Budgets are counts.** `goalbag_program(..., nodes=N)` makes at most about N bags per pass (it
+stops expanding once N are made), over the searches of `SEARCHES` in turn; a kernel larger than
+3x3 gets a second pass with the lean moves, whose program replaces the first's only where
+shorter. Bags made, not bags
 expanded, because a goal of many taps has many more splits: the count follows the work. The
 bags are the same on any machine, so the program is too, and a larger N sees every program a
 smaller one saw (the searches run in the same order): more nodes never give a longer program.
@@ -42,6 +45,7 @@ from collections.abc import Mapping, Sequence
 
 from kalg.algebra.kernel import Kernel
 from kalg.targets.scamp5.codegen.opset import as_op_set_all
+from kalg.targets.scamp5.codegen.reverse import MAX_TAPS as BASE_TAPS
 from kalg.targets.scamp5.codegen.reverse import (
     Goal,
     as_goal,
@@ -67,6 +71,21 @@ MAX_CHILDREN = 300
 """Children of one bag kept for ranking (the lowest estimates): bounds the memory per level."""
 MAX_STEPS = 60
 """Steps (instructions after the halvings) at most."""
+MAX_TAPS = 49
+"""Filters with more non-zero taps in all get no program here, whatever the budget: a 7x7
+kernel."""
+BAGS_PER_TAP = 2000
+"""Bags the budget must give per non-zero tap of a filter for the search to take it
+(`max_taps`): about what the narrowest search (beam 24) makes per tap before it ends, measured
+on 3x3 kernels (2,000-21,000 bags for 8-9 taps) and on 5x5 and 7x7 isotropic ones (23,000-46,000
+for 21-29 taps; docs/cain-families.md, session 17). A filter the budget cannot take to the end of
+that first search would get no program for its cost."""
+LEAN_ABOVE = 9
+"""Filters with an output of more non-zero taps than this (a 3x3 window) also get the pass with
+the lean moves (`goalbag_program`). Those moves exist so that the search ends on kernels whose
+every-tap splits grow as n^2; a 3x3 window's full splits are few and the full pass ends within
+the budget (2,000-21,000 bags), where on 36 fresh 3x3 kernels the lean moves alone were never
+shorter and twice longer (docs/cain-families.md, session 17): there a second pass is only cost."""
 
 _ONE = {d.vector: d for d in (Dir.EAST, Dir.WEST, Dir.NORTH, Dir.SOUTH)}
 
@@ -90,19 +109,46 @@ _STEPS = ([(v, d, 1) for v, d in _ONE.items()]
 def goalbag_program(outputs: Mapping[str, Kernel], registers: Sequence[str],
                     input_register: str, nodes: int) -> list[Instr] | None:
     """The shortest op set all program the backward search finds for `outputs` (output
-    register → kernel over the input in `input_register`) on `registers`, making at most about
-    `nodes` bags, or None (a filter `reverse.initial_goals` does not take: more than three
-    outputs or 27 taps, non-dyadic, an output that is a base or equal to another; or nothing
-    found). Deterministic; not verified."""
-    if (start := initial_goals(outputs)) is None:
-        return None
-    m, goals = start
-    search = _Search(goals, m, registers, input_register, nodes)
-    for weight, width in SEARCHES:
-        search.run(weight, width)
-        if search.left <= 0:
-            break
-    return search.best
+    register → kernel over the input in `input_register`) on `registers`, or None (a filter
+    `reverse.initial_goals` does not take: more than three outputs or too many taps,
+    non-dyadic, an output that is a base or equal to another; or nothing found).
+
+    Two passes, each making at most about `nodes` bags: the *full* moves (every tap split off
+    singly) on filters of at most `reverse.MAX_TAPS` taps, then, where some output has more
+    taps than a 3x3 window (`LEAN_ABOVE`), the *lean* moves (`_single`: of each value only the
+    farthest tap) on filters of at most `max_taps(nodes)` taps. The lean pass replaces the full
+    pass's program only where strictly shorter, so it never lengthens a program, and each pass
+    is monotone in `nodes`, so neither is the whole. Deterministic; not verified."""
+    best: list[Instr] | None = None
+    for lean, cap in _passes(outputs, nodes):
+        if (start := initial_goals(outputs, cap)) is None:
+            continue
+        m, goals = start
+        search = _Search(goals, m, registers, input_register, nodes, lean)
+        for weight, width in SEARCHES:
+            search.run(weight, width)
+            if search.left <= 0:
+                break
+        if search.best is not None and (best is None or len(search.best) < len(best)):
+            best = search.best
+    return best
+
+
+def _passes(outputs: Mapping[str, Kernel], nodes: int) -> list[tuple[bool, int]]:
+    """(lean moves, tap cap) of each pass `goalbag_program` runs on `outputs`, in order."""
+    passes = [(False, BASE_TAPS)]
+    if any(sum(c != 0 for c in k.taps.values()) > LEAN_ABOVE for k in outputs.values()):
+        passes.append((True, max_taps(nodes)))
+    return passes
+
+
+def max_taps(nodes: int) -> int:
+    """The most non-zero taps of a filter the search takes with a budget of `nodes` bags: the
+    27 of three 3x3 kernels that it was built for (`reverse.MAX_TAPS`) at any budget, and more
+    where the budget gives `BAGS_PER_TAP` bags per tap, up to `MAX_TAPS` (so a larger budget
+    takes every filter a smaller one does: more budget is never a longer program). 30 at
+    default's 60000 bags, 49 at high's and max's."""
+    return max(BASE_TAPS, min(MAX_TAPS, nodes // BAGS_PER_TAP))
 
 
 class _State:
@@ -119,9 +165,10 @@ class _Search:
     """The searches of one filter: the budget left, the best program, the memos by goal."""
 
     def __init__(self, goals: dict[str, Goal], m: int, registers: Sequence[str],
-                 input_register: str, nodes: int):
+                 input_register: str, nodes: int, lean: bool):
         self.goals, self.m, self.registers, self.input = goals, m, registers, input_register
         self.left = nodes
+        self.lean = lean
         self.best: list[Instr] | None = None
         self.own: dict[Goal, list[tuple]] = {}
         self.pairs: dict[tuple[Goal, Goal], list[tuple]] = {}
@@ -201,7 +248,7 @@ class _Search:
         for v, d, n in _STEPS:
             if _far(g, v) <= far - n:
                 found.append(("movx" if n == 1 else "mov2x", (shift(g, (-v[0], -v[1])),), d))
-        twos = [] if len(g) == 1 else list(dict.fromkeys(_own_twos(g)))
+        twos = [] if len(g) == 1 else list(dict.fromkeys(_own_twos(g, self.lean)))
         return found + self._from_twos(g, twos, None)
 
     def _pair(self, g: Goal, h: Goal) -> list[tuple]:
@@ -223,7 +270,7 @@ class _Search:
         `subx` / `sub2x` forms of them, and g = S^v (a + b) (`addx` / `add2x`) where S^-v g
         lies nearer the origin and a + b is one of its own splits (with h: no farther, and
         its splits reusing h)."""
-        found = twos + _threes(twos)
+        found = twos + _threes(twos, self.lean)
         for op, (first, second), _ in twos:
             subs = [(first, second)] if op == "sub" else [
                 (first, scale(second, -1)), (second, scale(first, -1))]
@@ -245,7 +292,7 @@ class _Search:
             elif len(moved) == 1:
                 continue
             else:
-                inner = list(_own_twos(moved) if h is None else _with_goal(moved, h))
+                inner = list(_own_twos(moved, self.lean) if h is None else _with_goal(moved, h))
             found += [("addx" if n == 1 else "add2x", parts, d)
                       for op, parts, _ in inner if op == "add"]
         return found
@@ -299,12 +346,13 @@ def _multiple(c: int, have: tuple, m: int) -> list[tuple]:
     return found
 
 
-def _own_twos(g: Goal):
+def _own_twos(g: Goal, lean: bool = True):
     """Two-operand splits of g that need no other goal: one whole tap and the rest, all taps of
     one value and the rest, the positive and the negative part, an edge row or column and the
-    rest, one atom or the top bit of a tap and the rest."""
+    rest, one atom or the top bit of a tap and the rest (the single taps: `_single`)."""
     gd = {(x, y): c for x, y, c in g}
-    for p, c in sorted(gd.items()):
+    taps = _single(gd, lean)
+    for p, c in taps:
         yield from _pair(((p[0], p[1], c),), as_goal({q: e for q, e in gd.items() if q != p}))
     values: dict[int, list] = {}
     for p, c in gd.items():
@@ -323,13 +371,31 @@ def _own_twos(g: Goal):
             if 1 < len(line) < len(gd):
                 yield from _pair(as_goal(line), as_goal({p: c for p, c in gd.items()
                                                      if p not in line}))
-    for p, c in sorted(gd.items()):
+    for p, c in taps:
         sign = 1 if c > 0 else -1
         for part in sorted({(1 << (abs(c).bit_length() - 1)) * sign, sign}):
             if part != c:
                 rest = dict(gd)
                 rest[p] = c - part
                 yield from _pair(((p[0], p[1], part),), as_goal(rest))
+
+
+def _single(gd: dict, lean: bool = True) -> list:
+    """The taps a split takes off one at a time, in order: every tap (full moves), or (lean)
+    of each value, the farthest from
+    the origin (the last by position among equals). Taps of one value are the same multiple
+    c·u and differ only in where they lie, so splitting off each of them is, but for its
+    moves, one move made many times over: the farthest is the one whose moves are longest,
+    and the nearer ones stay in the rest, to be built with it (a kernel of n taps of k values
+    has k such splits, not n, and k^2 three-operand adds, not n^2)."""
+    if not lean:
+        return sorted(gd.items())
+    farthest: dict[int, tuple] = {}
+    for p, c in gd.items():
+        key = (abs(p[0]) + abs(p[1]), p)
+        if c not in farthest or key > farthest[c]:
+            farthest[c] = key
+    return sorted((key[1], c) for c, key in farthest.items())
 
 
 def _with_goal(g: Goal, h: Goal):
@@ -352,7 +418,7 @@ def _with_goal(g: Goal, h: Goal):
             yield from _pair(as_goal(common), as_goal({p: gd[p] - common.get(p, 0) for p in gd}))
 
 
-def _threes(twos: list[tuple]) -> list[tuple]:
+def _threes(twos: list[tuple], lean: bool = True) -> list[tuple]:
     """Three-operand adds: a two-operand add split whose rest is split once more by one
     whole tap (each triple once, in a fixed order)."""
     found = []
@@ -362,7 +428,7 @@ def _threes(twos: list[tuple]) -> list[tuple]:
         if len(rest) < 2:
             continue
         rd = {(x, y): c for x, y, c in rest}
-        for p, c in sorted(rd.items()):
+        for p, c in _single(rd, lean):
             tap = ((p[0], p[1], c),)
             other = as_goal({q: e for q, e in rd.items() if q != p})
             parts = tuple(sorted((a, tap, other)))

@@ -104,12 +104,13 @@ def reverse_program(outputs: Mapping[str, Kernel], registers: Sequence[str],
     return best
 
 
-def initial_goals(outputs: Mapping[str, Kernel]) -> tuple[int, dict[str, Goal]] | None:
+def initial_goals(outputs: Mapping[str, Kernel],
+                  max_taps: int = MAX_TAPS) -> tuple[int, dict[str, Goal]] | None:
     """(m, output register → goal over u = input / 2^m) of a filter the backward searches
-    take, or None: more than `MAX_OUTPUTS` outputs or `MAX_TAPS` taps, a non-dyadic kernel,
+    take, or None: more than `MAX_OUTPUTS` outputs or `max_taps` taps, a non-dyadic kernel,
     an output that is a base or equal to another."""
     if len(outputs) > MAX_OUTPUTS or sum(
-            c != 0 for k in outputs.values() for c in k.taps.values()) > MAX_TAPS:
+            c != 0 for k in outputs.values() for c in k.taps.values()) > max_taps:
         return None
     scaled = integer_matrix(outputs)
     if scaled is None:
