@@ -511,6 +511,28 @@ def test_timeout_alarm_in_a_finaliser_still_cuts_without_a_traceback(monkeypatch
     assert ignored == []
 
 
+def test_timeout_alarm_in_the_unraisable_hook_prints_no_traceback():
+    """Fuzzing layers with --timeout 3 (session 17): stderr showed "Exception ignored in
+    sys.unraisablehook: <function bounded.<locals>.quiet> ... TimeoutCut": a repeat of the
+    alarm had landed inside the hook that keeps ignored cuts quiet. A cut is not raised there
+    (the next repeat cuts): here the alarm lands while the hook reads what was ignored."""
+    import signal
+
+    from kalg.settings import TimeoutCut, bounded
+
+    class Ignored:  # what Python hands the hook; reading it lets the alarm in
+        @property
+        def exc_value(self):
+            signal.raise_signal(signal.SIGALRM)
+            return TimeoutCut()
+
+    def work():
+        sys.unraisablehook(Ignored())  # the hook `bounded` installed
+        return "done"
+
+    assert bounded(30, lambda: "work", work) == "done"
+
+
 def test_batch_of_a_missing_file_says_cannot_read_not_none(tmp_path, capsys):
     """Fuzzing batches: a missing file's summary line read "kalg: error: net.kalgx:None: kalg:
     error: cannot read 'net.kalgx'" (the definition None, the prefix twice)."""

@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import CodeType, FrameType
 
 from kalg.stages import Stage
 
@@ -100,6 +101,15 @@ class TimeoutCut(BaseException):
     the compile's own (`except Exception`) can swallow the cut. Never seen by callers."""
 
 
+def _inside(frame: FrameType | None, code: CodeType) -> bool:
+    """Whether `frame` or a frame that called it runs `code`."""
+    while frame is not None:
+        if frame.f_code is code:
+            return True
+        frame = frame.f_back
+    return False
+
+
 def bounded[T](seconds: float | None, doing: Callable[[], str], work: Callable[[], T],
                fallback: Callable[[str], T | None] = lambda _stage: None) -> T:
     """`work()`, bounded to `seconds`·(1 + HARD_SLACK) + 0.5 s of wall-clock time: the
@@ -120,7 +130,9 @@ def bounded[T](seconds: float | None, doing: Callable[[], str], work: Callable[[
     done = False
 
     def cut(signum, frame):
-        if not done:
+        # Not inside `quiet` itself: a cut raised there is printed by Python as "Exception
+        # ignored in sys.unraisablehook" with its traceback; the next repeat cuts instead.
+        if not done and not _inside(frame, quiet.__code__):
             raise TimeoutCut
 
     def quiet(unraisable):  # an alarm that landed where exceptions are ignored: no noise
