@@ -3,8 +3,8 @@
 A filter's outputs often share parts: the turns of one operator share most of their lines, a
 bank of kernels that differ in a few taps shares the rest. The e-graph's extraction shares what
 its rules make equal, and the filter's own programs share multiples of the input, but nothing
-proposes a *common sub-kernel* of the outputs as one value. `common_part_candidates(outputs)`
-proposes, for a filter of two or more outputs, decompositions in which each such part is one
+proposes a *common sub-kernel* of the outputs as one value. `common_part(outputs, name)`
+builds, for a filter of two or more outputs, decompositions in which each such part is one
 value of the DAG, so the code generator computes it once and reads it for every output:
 
 * **shared lines** (`SHARED_COLUMNS`, `SHARED_ROWS`): every output is the sum of its columns
@@ -30,7 +30,7 @@ from collections import Counter
 from fractions import Fraction
 
 from kalg.algebra.decomp import DagBuilder, Decomposition
-from kalg.algebra.kernel import Kernel
+from kalg.algebra.kernel import Kernel, dyadic_coefficient
 from kalg.targets.scamp5.optimize import horner
 
 SHARED_COLUMNS = "shared columns"
@@ -41,25 +41,36 @@ COMMON_PART_ROWS = "common part, by rows"
 Taps = dict[tuple[int, int], Fraction]
 
 
-def common_part_candidates(outputs: dict[str, Kernel]) -> dict[str, Decomposition]:
-    """The decompositions above (name -> decomposition) that share something across the
-    outputs of `outputs` (register -> kernel), in the order `SHARED_COLUMNS`, `SHARED_ROWS`,
-    `COMMON_PART`, `COMMON_PART_ROWS`; {} for fewer than two outputs or a non-dyadic kernel.
-    Each decomposition's outputs are checked to be the kernels asked for."""
+_AXES = {SHARED_COLUMNS: 0, SHARED_ROWS: 1, COMMON_PART: 0, COMMON_PART_ROWS: 1}
+NAMES = tuple(_AXES)
+"""The decompositions, in the order they are offered."""
+
+
+def common_part(outputs: dict[str, Kernel], name: str) -> Decomposition | None:
+    """The decomposition `name` (one of `NAMES`) of the filter `outputs` (register -> kernel),
+    or None where it shares nothing (no line twice; a consensus of fewer than two taps), for
+    fewer than two outputs or a non-dyadic kernel. Its outputs are checked to be the kernels
+    asked for."""
     kernels = {r: k.trimmed() for r, k in sorted(outputs.items())}
     if len(kernels) < 2 or not all(k.is_dyadic() and len(k) for k in kernels.values()):
-        return {}
-    found: dict[str, Decomposition] = {}
-    for name, axis in ((SHARED_COLUMNS, 0), (SHARED_ROWS, 1)):
-        if _lines_shared(kernels, axis):
-            found[name] = _by_lines(kernels, axis)
-    if (common := _consensus(kernels)) is not None:
-        found[COMMON_PART] = _with_common(kernels, common, 0)
-        found[COMMON_PART_ROWS] = _with_common(kernels, common, 1)
-    for decomposition in found.values():
-        built = decomposition.output_kernels()
+        return None
+    axis = _AXES[name]
+    if name in (SHARED_COLUMNS, SHARED_ROWS):
+        found = _by_lines(kernels, axis) if _lines_shared(kernels, axis) else None
+    elif (common := _consensus(kernels)) is not None:
+        found = _with_common(kernels, common, axis)
+    else:
+        found = None
+    if found is not None:
+        built = found.output_kernels()
         assert all(built[r].same_values(k) for r, k in kernels.items()), "common part != kernel"
     return found
+
+
+def common_part_candidates(outputs: dict[str, Kernel]) -> dict[str, Decomposition]:
+    """Every decomposition of `common_part` the filter has (name -> decomposition), in the
+    order of `NAMES`; {} where it has none."""
+    return {name: d for name in NAMES if (d := common_part(outputs, name)) is not None}
 
 
 def _lines(k: Kernel, axis: int) -> dict[int, Taps]:
@@ -72,15 +83,11 @@ def _lines(k: Kernel, axis: int) -> dict[int, Taps]:
 
 def _twos(c: Fraction) -> int:
     """The exponent of 2 in `c` (nonzero, dyadic): c = odd · 2^e."""
-    n, d, e = abs(c.numerator), c.denominator, 0
-    while n % 2 == 0:
-        n, e = n // 2, e + 1
-    while d % 2 == 0:
-        d, e = d // 2, e - 1
-    return e
+    n, e = dyadic_coefficient(c)
+    return (n & -n).bit_length() - 1 - e
 
 
-def _canonical(line: Taps, axis: int) -> tuple[tuple, tuple[int, int], int, int]:
+def _canonical(line: Taps) -> tuple[tuple, tuple[int, int], int, int]:
     """(key, offset, sign, e): the line moved to offset (0, 0) at its first tap, divided by
     sign · 2^e so its first coefficient is positive and its coefficients are integers with an
     odd one among them; `offset`, `sign` and `e` (doublings, or halvings where negative) put
@@ -94,7 +101,7 @@ def _canonical(line: Taps, axis: int) -> tuple[tuple, tuple[int, int], int, int]
 
 
 def _line_keys(kernels: dict[str, Kernel], axis: int) -> Counter:
-    return Counter(_canonical(line, axis)[0] for k in kernels.values()
+    return Counter(_canonical(line)[0] for k in kernels.values()
                    for line in _lines(k, axis).values())
 
 
@@ -108,7 +115,7 @@ def _sum_of_lines(b: DagBuilder, k: Kernel, axis: int, made: dict) -> int:
     value, shared across every call on `b`)."""
     acc: int | None = None
     for _, line in sorted(_lines(k, axis).items()):
-        key, (dx, dy), sign, e = _canonical(line, axis)
+        key, (dx, dy), sign, e = _canonical(line)
         if key not in made:
             made[key] = horner(b, Kernel.of(dict(key)), from_top=True)
         acc = b.signed_sum(acc, b.shift(b.scaled(made[key], e), dx, dy), sign)

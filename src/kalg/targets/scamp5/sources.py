@@ -28,8 +28,9 @@ from kalg.targets.scamp5.common_parts import (
     COMMON_PART_ROWS,
     SHARED_COLUMNS,
     SHARED_ROWS,
-    common_part_candidates,
+    common_part,
 )
+from kalg.targets.scamp5.common_parts import NAMES as COMMON_NAMES
 from kalg.targets.scamp5.optimize import APPLIED, direct_decomposition
 from kalg.targets.scamp5.optimize import AS_WRITTEN as SEEDED_AS_WRITTEN
 
@@ -106,7 +107,7 @@ def _chain(**how: bool) -> Build:
 
 
 def _common(name: str) -> Build:
-    return lambda outputs, _: common_part_candidates(outputs).get(name)
+    return lambda outputs, _: common_part(outputs, name)
 
 
 SOURCES: dict[str, Source] = {
@@ -173,7 +174,7 @@ KERNEL = (EGRAPH_VARIANTS, HORNER, AS_WRITTEN, FACTOR_CHAIN, FACTOR_CHAIN_HALVIN
 """A definition's candidates besides its e-graph extraction of each op set (named by
 `candidates.egraph_name`, first)."""
 
-COMMON = (SHARED_COLUMNS, SHARED_ROWS, COMMON_PART, COMMON_PART_ROWS)
+COMMON = COMMON_NAMES
 """A filter's decompositions that make a sub-kernel common to several outputs once
 (`common_parts`), searched after the filter's other programs (`filters`), which they replace
 only where shorter."""

@@ -382,12 +382,12 @@ def _own_twos(g: Goal, lean: bool = True):
 
 def _single(gd: dict, lean: bool = True) -> list:
     """The taps a split takes off one at a time, in order: every tap (full moves), or (lean)
-    of each value, the farthest from
-    the origin (the last by position among equals). Taps of one value are the same multiple
-    c·u and differ only in where they lie, so splitting off each of them is, but for its
-    moves, one move made many times over: the farthest is the one whose moves are longest,
-    and the nearer ones stay in the rest, to be built with it (a kernel of n taps of k values
-    has k such splits, not n, and k^2 three-operand adds, not n^2)."""
+    of each value the farthest from the origin (the last by position among equals). Taps of
+    one value are the same multiple c·u and differ only in where they lie, so splitting off
+    each of them is, but for its moves, one move made many times over: the farthest is the
+    one whose moves are longest, and the nearer ones stay in the rest, to be built with it (a
+    kernel of n taps of k values has k such splits, not n, and k^2 three-operand adds, not
+    n^2)."""
     if not lean:
         return sorted(gd.items())
     farthest: dict[int, tuple] = {}
