@@ -22,6 +22,7 @@ import gc
 
 from kalg import resources
 from kalg.algebra.decomp import Decomposition
+from kalg.targets.scamp5.codegen import limits
 from kalg.targets.scamp5.codegen.goals import Space
 from kalg.targets.scamp5.codegen.heuristic import Estimator, Weights
 from kalg.targets.scamp5.codegen.moves import MoveGen
@@ -57,6 +58,19 @@ class Memo:
         if (space := self._spaces.get(net)) is None:
             space = self._spaces[net] = Space(net)
         return space
+
+    def held(self) -> int:
+        """The operands the memo's move generators hold: what its memory grows with (a count,
+        `limits.HELD_OPERANDS`)."""
+        return sum(gen.held() for gen in self._moves.values())
+
+    def trim(self) -> None:
+        """Release the memo (`release`) where it holds more than half of
+        `limits.HELD_OPERANDS`, so that the next search starts with room. Searches find the
+        same either way (a pure cache); whether it is released depends only on what the memo
+        holds, a count."""
+        if self.held() > limits.HELD_OPERANDS // 2:
+            self.release()
 
     def moves(self, net: Network, op_set: str) -> MoveGen:
         if (gen := self._moves.get((net, op_set))) is None:
