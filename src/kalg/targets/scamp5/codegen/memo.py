@@ -1,7 +1,7 @@
 """What the code generator computes once and reuses across searches: a cache with a lifetime.
 
-A portfolio runs the same decomposition through many searches - every rung of its register
-ladder, the screen and the refines, both foci of a ranking - and each would build the same
+A portfolio runs the same decomposition through many searches - the screen and the refines of
+a rung of its register ladder, both foci of a ranking - and each would build the same
 network, the same reverse moves and the same move rankings again (most of the code generator's
 time). None of these depend on the register count or the search budget:
 
@@ -12,8 +12,10 @@ time). None of these depend on the register count or the search budget:
 
 Everything cached is a pure function of its key, so a search given a `Memo` finds exactly what it
 finds without one (same states, same order, same programs): only the time changes. The memory is
-held until the `Memo` is dropped: the caller that creates one (a portfolio, one candidate search)
-bounds its lifetime.
+held until the `Memo` is dropped: the caller that creates one (a rung of the portfolio, one
+candidate search) bounds its lifetime. It is also bounded by a count: a search stops once the
+memo holds `limits.HELD_OPERANDS` operands, and `trim` releases a memo past half of that
+between searches (docs/robustness.md, "Memory").
 """
 
 from __future__ import annotations
