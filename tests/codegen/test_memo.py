@@ -114,9 +114,25 @@ def test_trim_releases_a_memo_past_half_the_bound_and_keeps_a_smaller_one(monkey
                      codegen.QUICK, memo=memo)
     held = memo.held()
     monkeypatch.setattr(limits, "HELD_OPERANDS", 2 * held + 2)
-    memo.trim()
+    memo.trim(direct_decomposition({"A": DENSE}))
     assert memo.held() == held
     monkeypatch.setattr(limits, "HELD_OPERANDS", 2 * held - 2)
-    memo.trim()
+    memo.trim(direct_decomposition({"A": DENSE}))
     assert memo.held() == 0
 
+
+
+def test_trim_keeps_the_next_searchs_decomposition_and_drops_the_others(monkeypatch):
+    from kalg.targets.scamp5.codegen import limits
+
+    other = direct_decomposition({"A": Kernel.from_rows([[1, 2, 1], [2, 4, 2], [1, 2, 1]])})
+    mine = direct_decomposition({"A": DENSE})
+    memo = codegen.Memo()
+    for decomp in (other, mine):
+        codegen.generate(decomp, tuple("ABCDEF"), "A", "all", codegen.QUICK, memo=memo)
+    fresh = codegen.Memo()
+    codegen.generate(mine, tuple("ABCDEF"), "A", "all", codegen.QUICK, memo=fresh)
+    assert memo.held() > fresh.held()
+    monkeypatch.setattr(limits, "HELD_OPERANDS", 2 * memo.held() - 2)
+    memo.trim(mine)
+    assert memo.held() == fresh.held()  # only `mine`'s networks are left

@@ -78,7 +78,7 @@ def generate(decomp: Decomposition, registers: Sequence[str] = REGISTERS,
     _check_arguments(decomp, registers, input_register, op_set)
     limits = limits or Limits()
     if memo is not None:
-        memo.trim()
+        memo.trim(decomp)
         return _generate(decomp, registers, input_register, op_set, limits, memo, longest)
     memo = Memo()  # this call's own: released when it returns
     try:

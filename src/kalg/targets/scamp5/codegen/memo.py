@@ -66,13 +66,31 @@ class Memo:
         `limits.HELD_OPERANDS`)."""
         return sum(gen.held() for gen in self._moves.values())
 
-    def trim(self) -> None:
-        """Release the memo (`release`) where it holds more than half of
-        `limits.HELD_OPERANDS`, so that the next search starts with room. Searches find the
-        same either way (a pure cache); whether it is released depends only on what the memo
-        holds, a count."""
-        if self.held() > limits.HELD_OPERANDS // 2:
+    def trim(self, keep: Decomposition) -> None:
+        """Make room for the next search, of `keep`, where the memo holds more than half of
+        `limits.HELD_OPERANDS`: drop what belongs to other decompositions, and everything if
+        `keep`'s own networks still hold more than half: a refine searches the decomposition
+        its screen did, and its moves are worth keeping. Searches find the same either way (a
+        pure cache); what is dropped depends only on what the memo holds, a count."""
+        half = limits.HELD_OPERANDS // 2
+        if self.held() <= half:
+            return
+        kept = {net for (decomp, _), net in self._networks.items() if decomp == keep}
+        self._drop(lambda net: net not in kept)
+        if self.held() > half:
             self.release()
+
+    def _drop(self, dropped) -> None:
+        """Forget the networks for which `dropped(net)` holds, and all built on them."""
+        for (net, op_set), gen in list(self._moves.items()):
+            if dropped(net):
+                gen.release()
+                del self._moves[(net, op_set)]
+        for table in (self._spaces, self._scorers, self._bags):
+            for key in [k for k in table if dropped(k if isinstance(k, Network) else k[0])]:
+                del table[key]
+        for key in [k for k, net in self._networks.items() if dropped(net)]:
+            del self._networks[key]
 
     def moves(self, net: Network, op_set: str) -> MoveGen:
         if (gen := self._moves.get((net, op_set))) is None:
