@@ -128,6 +128,41 @@ def test_memory_error_outside_optimize_does_not_name_node_limit(capsys, monkeypa
     assert code == 1 and "out of memory" in err and "--node-limit" not in err
 
 
+def test_out_of_memory_with_json_ends_in_a_report_not_a_traceback(capsys, monkeypatch):
+    """A dense 7x7 kernel's compile with --json that ran out of memory ended in a MemoryError
+    traceback from an import: the report (`kalg.jsonout`, imported lazily) ran while the
+    exception's traceback still held the failed search's frames, and so its memory. The
+    report now comes once they are freed."""
+    import weakref
+
+    from kalg import cli
+    from kalg.commands import optimize
+
+    class Search:
+        """Stands for the failed search's states."""
+
+    held: list[weakref.ref] = []
+
+    def exhausted(args):
+        search = Search()
+        held.append(weakref.ref(search))
+        raise MemoryError
+
+    freed_before_report = []
+    report = cli._json_error
+
+    def watched(*args, **kwargs):
+        freed_before_report.append(held[0]() is None)
+        return report(*args, **kwargs)
+
+    monkeypatch.setattr(optimize, "run", exhausted)
+    monkeypatch.setattr(cli, "_json_error", watched)
+    code, out, err = run(capsys, "optimize", EXAMPLES / "sobel.kalg", "--json")
+    assert code == 1 and freed_before_report == [True]
+    assert json.loads(out)["ok"] is False and "out of memory" in err
+    assert "Traceback" not in err
+
+
 @pytest.mark.parametrize(("flag", "value"), [("--noise-relative", "nan"),
                                              ("--noise-gain", "-1"),
                                              ("--noise-additive", "inf")])

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import importlib
 import json
 import os
@@ -64,19 +65,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         _json_error(args, err.message, err.exit_code, err)
         return err.exit_code
     except MemoryError:
-        remedy = ("the kernel is too large for this search; lower --node-limit, or approximate "
-                  "or split the kernel" if args.command in ("optimize", "bench") else
-                  "the kernel or the image is too large; use a smaller one")
-        message = ("out of memory (the limit is KALG_MEMORY_MIB, default "
-                   f"{PROCESS_MEMORY_MIB} MiB): {remedy}")
-        print(f"kalg: error: {message}", file=sys.stderr)
-        _json_error(args, message, 1)
-        return 1
+        pass  # reported below, once the exception and the frames it holds are gone
     except BrokenPipeError:
         return _broken_pipe()
     except KeyboardInterrupt:
         print("kalg: interrupted", file=sys.stderr)
         return 130
+    return _out_of_memory(args)
+
+
+def _out_of_memory(args: argparse.Namespace) -> int:
+    """Report a MemoryError. Called after the `except` block: inside it, the exception's
+    traceback kept every frame of the failed work alive, so the report itself (a lazy import
+    for --json) could run out of memory and end in a traceback."""
+    gc.collect()
+    remedy = ("the kernel is too large for this search; lower --node-limit, or approximate "
+              "or split the kernel" if args.command in ("optimize", "bench") else
+              "the kernel or the image is too large; use a smaller one")
+    message = ("out of memory (the limit is KALG_MEMORY_MIB, default "
+               f"{PROCESS_MEMORY_MIB} MiB): {remedy}")
+    print(f"kalg: error: {message}", file=sys.stderr)
+    _json_error(args, message, 1)
+    return 1
 
 
 def run() -> None:

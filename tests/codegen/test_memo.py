@@ -79,3 +79,60 @@ def test_kalg_bench_frees_each_compiles_caches_instead_of_holding_512_mib_of_the
     assert seen and not any(seen)  # every compile's caches freed, not left to the exit
     assert not memo_module._LEFT
     assert resources.exits_at_once()  # only during the bench: a later compile leaves them
+
+
+# ----------------------------------------------------------------------------- memory bound
+# A dense 7x7 kernel's searches held 800,000 operands (6 GB) and the program depended on the
+# process's memory cap: over it, the constant-matrix fallback (134 instructions against 75).
+# Searches now stop past `limits.HELD_OPERANDS` operands, a count (issue 26).
+DENSE = Kernel.from_rows([[3, -1, 2, 0, 5], [1, 4, -3, 2, 0], [-2, 0, 5, -1, 3]])
+
+
+def _held_by_search(limit: int | None, monkeypatch) -> tuple[list[str], int]:
+    from kalg.targets.scamp5.codegen import limits
+
+    if limit is not None:
+        monkeypatch.setattr(limits, "HELD_OPERANDS", limit)
+    memo = codegen.Memo()
+    program = codegen.generate(direct_decomposition({"A": DENSE}), tuple("ABCDEF"), "A",
+                               "all", codegen.QUICK, memo=memo)
+    return [str(i) for i in program], memo.held()
+
+
+def test_a_search_stops_once_its_memo_holds_the_bound_and_still_gives_a_program(monkeypatch):
+    _, unbounded = _held_by_search(None, monkeypatch)
+    program, held = _held_by_search(unbounded // 4, monkeypatch)
+    assert held < unbounded  # stopped: generate verified the program it returned
+    assert program
+
+
+def test_trim_releases_a_memo_past_half_the_bound_and_keeps_a_smaller_one(monkeypatch):
+    from kalg.targets.scamp5.codegen import limits
+
+    memo = codegen.Memo()
+    codegen.generate(direct_decomposition({"A": DENSE}), tuple("ABCDEF"), "A", "all",
+                     codegen.QUICK, memo=memo)
+    held = memo.held()
+    monkeypatch.setattr(limits, "HELD_OPERANDS", 2 * held + 2)
+    memo.trim(direct_decomposition({"A": DENSE}))
+    assert memo.held() == held
+    monkeypatch.setattr(limits, "HELD_OPERANDS", 2 * held - 2)
+    memo.trim(direct_decomposition({"A": DENSE}))
+    assert memo.held() == 0
+
+
+
+def test_trim_keeps_the_next_searchs_decomposition_and_drops_the_others(monkeypatch):
+    from kalg.targets.scamp5.codegen import limits
+
+    other = direct_decomposition({"A": Kernel.from_rows([[1, 2, 1], [2, 4, 2], [1, 2, 1]])})
+    mine = direct_decomposition({"A": DENSE})
+    memo = codegen.Memo()
+    for decomp in (other, mine):
+        codegen.generate(decomp, tuple("ABCDEF"), "A", "all", codegen.QUICK, memo=memo)
+    fresh = codegen.Memo()
+    codegen.generate(mine, tuple("ABCDEF"), "A", "all", codegen.QUICK, memo=fresh)
+    assert memo.held() > fresh.held()
+    monkeypatch.setattr(limits, "HELD_OPERANDS", 2 * memo.held() - 2)
+    memo.trim(mine)
+    assert memo.held() == fresh.held()  # only `mine`'s networks are left

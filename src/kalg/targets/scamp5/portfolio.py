@@ -195,7 +195,6 @@ def best_on_ladder(candidates: dict[str, dict[str, Decomposition]], budget: Reso
     plan = [(op_rank, op_set, size) for op_rank, op_set in enumerate(budget.op_sets())
             for size in budget.sizes()]
     usable = {op_set: _distinct(searchable(candidates[op_set])) for op_set in budget.op_sets()}
-    memo = codegen.Memo()  # every rung searches the same networks: build their moves once
     fractional = _fractional(usable)
     top = (budget.ops, max(budget.sizes(), default=0))
 
@@ -209,16 +208,19 @@ def best_on_ladder(candidates: dict[str, dict[str, Decomposition]], budget: Reso
         registers, _ = budget.rung(size)
         if fractional and op_set == "all" and size < DIV_REGISTERS:
             return _no_division(usable[op_set], registers, op_set)
+        # The rung's own memo, so that what it holds when each search starts (and so where
+        # `codegen.limits.HELD_OPERANDS` stops a search) is the same in whichever process,
+        # after whichever rungs, it runs: its candidates share their moves and rankings.
+        memo = codegen.Memo()
         try:
             return _rung(usable[op_set], registers, budget.input, op_set, size in FULL_SIZES,
                          deadline, memo, prove=(op_set, size) == top)
         except RegisterPressureError as err:
             return err
+        finally:
+            memo.release()
 
-    try:
-        outcomes = _ladder(plan, rung, budget, usable)
-    finally:
-        memo.release()
+    outcomes = _ladder(plan, rung, budget, usable)
     if deadline.end is None:
         _remember(plan, outcomes, budget, usable)
     best: tuple[tuple[int, int, int, int, int], str, list[Instr], dict[str, str],

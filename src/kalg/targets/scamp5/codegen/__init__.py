@@ -78,6 +78,7 @@ def generate(decomp: Decomposition, registers: Sequence[str] = REGISTERS,
     _check_arguments(decomp, registers, input_register, op_set)
     limits = limits or Limits()
     if memo is not None:
+        memo.trim(decomp)
         return _generate(decomp, registers, input_register, op_set, limits, memo, longest)
     memo = Memo()  # this call's own: released when it returns
     try:
@@ -106,7 +107,7 @@ def _joint(decomp: Decomposition, registers: Sequence[str], input_register: str,
            limits: Limits, memo: Memo, longest: int | None = None) -> list[Instr] | None:
     """`generate` without `_in_sequence`: all outputs by one search (one stage of a sequence);
     None where nothing (within `longest`, if given) was found."""
-    budget = Budget(limits, longest)
+    budget = Budget(limits, longest, memo.held)
     best: list[Instr] | None = None
     for program in _candidates(decomp, registers, input_register, op_set, limits, budget,
                                memo):

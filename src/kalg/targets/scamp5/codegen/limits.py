@@ -7,6 +7,7 @@ same program on any machine; a wall-clock cap exists for callers that prefer a d
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kalg.targets.scamp5.codegen.heuristic import Weights
@@ -63,6 +64,16 @@ QUICK = Limits(beam=12, children=8, moves=16, moves_per_goal=24, expansions=600,
 ones; outputs in sequence only when the joint search finds nothing."""
 
 
+HELD_OPERANDS = 80_000
+"""Operands a search's memo may hold (`memo.Memo.held`) before its searches stop. Memory grows
+with the operands a search makes, about 5-10 KB each with their moves, bags and rankings
+(docs/robustness.md, "Memory"): 80,000 is about 0.6 GB, so that the two processes of a
+ladder (`kalg.workers`) stay under 2 GiB together. A count, so the program is the same on any
+machine, whatever its memory or load; searches of 3x3 and 5x5 kernels hold a few thousand
+operands and never reach it. The memo is released between searches past half of it
+(`memo.Memo.trim`)."""
+
+
 class Budget:
     """Expansions and wall-clock time shared by the searches of one `generate` call, and the
     longest program worth finding (`longest`).
@@ -73,8 +84,11 @@ class Budget:
     call itself finds a program, `longest` falls to that program's length. The bound is a
     count, like every other one: the result stays deterministic."""
 
-    def __init__(self, limits: Limits, longest: int | None = None):
+    def __init__(self, limits: Limits, longest: int | None = None,
+                 held: Callable[[], int] | None = None):
         self.left = limits.total_expansions
+        self.held = held
+        """The operands the call's memo holds (`memo.Memo.held`), None: not counted."""
         self.deadline = None if limits.seconds is None else time.monotonic() + limits.seconds
         self.longest = longest
 
@@ -92,5 +106,11 @@ class Budget:
         every search of the call then stops, found something or not."""
         return self.deadline is not None and time.monotonic() > self.deadline
 
+    def full(self) -> bool:
+        """Whether the call's memo holds more than `HELD_OPERANDS` operands: its searches then
+        stop with what they have, as when their expansions are spent. A count, so the
+        program never depends on the machine's memory (see `HELD_OPERANDS`)."""
+        return self.held is not None and self.held() > HELD_OPERANDS
+
     def spent(self) -> bool:
-        return self.late() or self.left <= 0
+        return self.late() or self.left <= 0 or self.full()

@@ -1,7 +1,7 @@
 """What the code generator computes once and reuses across searches: a cache with a lifetime.
 
-A portfolio runs the same decomposition through many searches - every rung of its register
-ladder, the screen and the refines, both foci of a ranking - and each would build the same
+A portfolio runs the same decomposition through many searches - the screen and the refines of
+a rung of its register ladder, both foci of a ranking - and each would build the same
 network, the same reverse moves and the same move rankings again (most of the code generator's
 time). None of these depend on the register count or the search budget:
 
@@ -12,8 +12,10 @@ time). None of these depend on the register count or the search budget:
 
 Everything cached is a pure function of its key, so a search given a `Memo` finds exactly what it
 finds without one (same states, same order, same programs): only the time changes. The memory is
-held until the `Memo` is dropped: the caller that creates one (a portfolio, one candidate search)
-bounds its lifetime.
+held until the `Memo` is dropped: the caller that creates one (a rung of the portfolio, one
+candidate search) bounds its lifetime. It is also bounded by a count: a search stops once the
+memo holds `limits.HELD_OPERANDS` operands, and `trim` releases a memo past half of that
+between searches (docs/robustness.md, "Memory").
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import gc
 
 from kalg import resources
 from kalg.algebra.decomp import Decomposition
+from kalg.targets.scamp5.codegen import limits
 from kalg.targets.scamp5.codegen.goals import Space
 from kalg.targets.scamp5.codegen.heuristic import Estimator, Weights
 from kalg.targets.scamp5.codegen.moves import MoveGen
@@ -57,6 +60,37 @@ class Memo:
         if (space := self._spaces.get(net)) is None:
             space = self._spaces[net] = Space(net)
         return space
+
+    def held(self) -> int:
+        """The operands the memo's move generators hold: what its memory grows with (a count,
+        `limits.HELD_OPERANDS`)."""
+        return sum(gen.held() for gen in self._moves.values())
+
+    def trim(self, keep: Decomposition) -> None:
+        """Make room for the next search, of `keep`, where the memo holds more than half of
+        `limits.HELD_OPERANDS`: drop what belongs to other decompositions, and everything if
+        `keep`'s own networks still hold more than half: a refine searches the decomposition
+        its screen did, and its moves are worth keeping. Searches find the same either way (a
+        pure cache); what is dropped depends only on what the memo holds, a count."""
+        half = limits.HELD_OPERANDS // 2
+        if self.held() <= half:
+            return
+        kept = {net for (decomp, _), net in self._networks.items() if decomp == keep}
+        self._drop(lambda net: net not in kept)
+        if self.held() > half:
+            self.release()
+
+    def _drop(self, dropped) -> None:
+        """Forget the networks for which `dropped(net)` holds, and all built on them."""
+        for (net, op_set), gen in list(self._moves.items()):
+            if dropped(net):
+                gen.release()
+                del self._moves[(net, op_set)]
+        for table in (self._spaces, self._scorers, self._bags):
+            for key in [k for k in table if dropped(k if isinstance(k, Network) else k[0])]:
+                del table[key]
+        for key in [k for k, net in self._networks.items() if dropped(net)]:
+            del self._networks[key]
 
     def moves(self, net: Network, op_set: str) -> MoveGen:
         if (gen := self._moves.get((net, op_set))) is None:

@@ -176,6 +176,10 @@ class MoveGen:
         self._split_indexes.clear()
         self._near_indexes.clear()
 
+    def held(self) -> int:
+        """How many operands this generator holds."""
+        return len(self._parts)
+
     # ------------------------------------------------------------------ helpers
     def part(self, terms: Terms) -> Operand:
         """The operand with these terms (memoised: keys are the expensive part)."""

@@ -102,7 +102,7 @@ def search(net: Network, registers: int, op_set: str, limits: Limits,
     for weights in limits.portfolio:
         if weights.self_difference and not budget.late():
             own = Budget(replace(limits, total_expansions=limits.expansions // 3),
-                         budget.longest)
+                         budget.longest, budget.held)
             own.deadline = budget.deadline  # the call's clock, not a fresh one
             scorer = memo.scorer(net, op_set, weights)
             found += _Search(scorer, registers, limits, input_register, Focus.TOP, own).run()
@@ -155,7 +155,8 @@ class _Search:
         levels: dict[int, list[_State]] = {0: [start]}
         g = 0
         self.cap = self.limits.expansions
-        while levels and self.budget.left > 0 and (self.expanded < self.cap or self._extend(start)):
+        while (levels and self.budget.left > 0 and not self.budget.full()
+               and (self.expanded < self.cap or self._extend(start))):
             g = min(levels)
             if self._enough(g):
                 break
