@@ -66,12 +66,12 @@ ones; outputs in sequence only when the joint search finds nothing."""
 
 HELD_OPERANDS = 80_000
 """Operands a search's memo may hold (`memo.Memo.held`) before its searches stop. Memory grows
-with the operands a search makes, about 5-10 KB each with their moves, bags and rankings
-(docs/robustness.md, "Memory"): 80,000 is about 0.6 GB, so that the two processes of a
+with the operands a search makes, about 5-15 KB each with their moves, bags and rankings
+(docs/robustness.md, "Memory"): 80,000 is about 0.6-1 GB, so that the two processes of a
 ladder (`kalg.workers`) stay under 2 GiB together. A count, so the program is the same on any
-machine, whatever its memory or load; searches of 3x3 and 5x5 kernels hold a few thousand
-operands and never reach it. The memo is released between searches past half of it
-(`memo.Memo.trim`)."""
+machine, whatever its memory or load. A single 3x3 kernel's whole compile makes about 30,000
+(at most about 6,000 in one search); banks of 3x3 kernels and 7x7 kernels reach the bound.
+Past half of it, the memo is trimmed between searches (`memo.Memo.trim`)."""
 
 
 class Budget:
