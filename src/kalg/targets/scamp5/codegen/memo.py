@@ -86,8 +86,10 @@ class Memo:
             if dropped(net):
                 gen.release()
                 del self._moves[(net, op_set)]
-        for table in (self._spaces, self._scorers, self._bags):
-            for key in [k for k in table if dropped(k if isinstance(k, Network) else k[0])]:
+        for net in [net for net in self._spaces if dropped(net)]:
+            del self._spaces[net]
+        for table in (self._scorers, self._bags):  # keyed (net, op_set, ...)
+            for key in [k for k in table if dropped(k[0])]:
                 del table[key]
         for key in [k for k, net in self._networks.items() if dropped(net)]:
             del self._networks[key]
