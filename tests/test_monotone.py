@@ -281,3 +281,29 @@ def test_the_pipeline_does_not_run_the_ladders_proof_again(monkeypatch):
     length = len(result.program)
     assert "proven shortest" in result.text
     assert calls.count((length - 1, pipeline.EXACT_NODES)) == 1, calls
+
+
+def test_the_pipeline_does_not_search_again_when_the_ladders_search_found_a_shorter_program(
+        monkeypatch):
+    # The top rung's exact search may find a program shorter than the rung's screened one
+    # ([1 2 -3]: screened 5, the search finds 4). That outcome was thrown away and the
+    # pipeline ran the very same search again (a tenth of a tiny kernel's compile); it is
+    # now passed on like a proof, and the program is the one the search found.
+    from kalg.targets.scamp5 import pipeline
+    from kalg.targets.scamp5.exact import exhaustive
+
+    monkeypatch.setenv("KALG_WORKERS", "1")
+    calls = []
+    real = exhaustive.shortest_program
+
+    def counted(kernel, **kwargs):
+        calls.append((kwargs["max_length"], kwargs["nodes"]))
+        return real(kernel, **kwargs)
+
+    monkeypatch.setattr(exhaustive, "shortest_program", counted)
+    result = compile_text("target scamp5 { registers: A..F, input: A, ops: all }\n"
+                          "kernel k = [1 2 -3]\n")
+    searches = [c for c in calls if c[1] == pipeline.EXACT_NODES]
+    assert (len(result.program), pipeline.EXACT_NODES) in searches, calls  # found shorter
+    assert len(searches) == len(set(searches)), calls
+    assert "proven shortest" in result.text
