@@ -262,7 +262,7 @@ class _Search:
             if _far(g, v) <= far - n:
                 found.append(("movx" if n == 1 else "mov2x", (shift(g, (-v[0], -v[1])),), d))
         twos = [] if len(g) == 1 else list(dict.fromkeys(_own_twos(g, self.lean)))
-        return found + self._from_twos(g, twos, None)
+        return found + self._from_twos(g, twos, None) + list(_self_threes(g))
 
     def _pair(self, g: Goal, h: Goal) -> list[tuple]:
         """The splits of g that reuse goal h of the bag (shifted or not, negated, a multiple)."""
@@ -362,7 +362,8 @@ def _multiple(c: int, have: tuple, m: int) -> list[tuple]:
 def _own_twos(g: Goal, lean: bool = True):
     """Two-operand splits of g that need no other goal: one whole tap and the rest, all taps of
     one value and the rest, the positive and the negative part, an edge row or column and the
-    rest, one atom or the top bit of a tap and the rest (the single taps: `_single`)."""
+    rest, a part that g also holds shifted (`_self_twos`), one atom or the top bit of a tap
+    and the rest (the single taps: `_single`)."""
     gd = {(x, y): c for x, y, c in g}
     taps = _single(gd, lean)
     for p, c in taps:
@@ -384,6 +385,7 @@ def _own_twos(g: Goal, lean: bool = True):
             if 1 < len(line) < len(gd):
                 yield from _pair(as_goal(line), as_goal({p: c for p, c in gd.items()
                                                      if p not in line}))
+    yield from _self_twos(gd)
     for p, c in taps:
         sign = 1 if c > 0 else -1
         for part in sorted({(1 << (abs(c).bit_length() - 1)) * sign, sign}):
@@ -391,6 +393,52 @@ def _own_twos(g: Goal, lean: bool = True):
                 rest = dict(gd)
                 rest[p] = c - part
                 yield from _pair(((p[0], p[1], part),), as_goal(rest))
+
+
+def _self_overlaps(gd: dict):
+    """(step vector, c, S^v c) for each one- or two-step vector v where some part c of g (two
+    taps or more) and its shift S^v c lie in g side by side (c + S^v c inside g, sign for
+    sign): g = c + S^v c + rest, c made once and moved (Cain's programs add a partial sum to
+    its own shift). c is taken greedily along v: each tap as much as the tap v further on
+    still has room for."""
+    for v, _, _ in _STEPS:
+        room = dict(gd)
+        part = {}
+        for p in sorted(gd, key=lambda q: q[0] * v[0] + q[1] * v[1]):
+            q = (p[0] + v[0], p[1] + v[1])
+            a, b = room.get(p, 0), room.get(q, 0)
+            if a and b and (a > 0) == (b > 0):
+                c = min(abs(a), abs(b)) * (1 if a > 0 else -1)
+                part[p] = c
+                room[p] -= c
+                room[q] -= c
+        if len(part) >= 2:
+            yield v, as_goal(part), as_goal({(p[0] + v[0], p[1] + v[1]): c
+                                              for p, c in part.items()})
+
+
+def _self_twos(gd: dict):
+    """g = c + (g - c) for each c of `_self_overlaps`: the rest holds S^v c, made from c
+    later (`_with_goal`)."""
+    for _, part, _ in _self_overlaps(gd):
+        rest = dict(gd)
+        for x, y, c in part:
+            rest[(x, y)] -= c
+        yield from _pair(part, as_goal(rest))
+
+
+def _self_threes(g: Goal):
+    """g = c + S^v c + rest (`_self_overlaps`) as one three-operand add, where the rest is
+    not empty."""
+    gd = {(x, y): c for x, y, c in g}
+    for _, part, moved in _self_overlaps(gd):
+        rest = dict(gd)
+        for x, y, c in part + moved:
+            rest[(x, y)] -= c
+        rest = as_goal(rest)
+        parts = tuple(sorted((part, moved, rest)))
+        if rest and len(set(parts)) == 3:
+            yield "add", parts, None
 
 
 def _single(gd: dict, lean: bool = True) -> list:
