@@ -44,14 +44,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from kalg.algebra.kernel import Kernel
-from kalg.targets.scamp5.codegen.fusion import fuse
 from kalg.targets.scamp5.codegen.opset import as_op_set_all
 from kalg.targets.scamp5.codegen.reverse import MAX_TAPS as BASE_TAPS
 from kalg.targets.scamp5.codegen.reverse import (
     Goal,
-    allocated,
     as_goal,
-    bag_code,
+    bag_program,
     distance,
     initial_goals,
     is_base,
@@ -178,7 +176,6 @@ class _Search:
         self.left = nodes
         self.lean = lean
         self.best: list[Instr] | None = None
-        self.bound: int | None = None
         self.own: dict[Goal, list[tuple]] = {}
         self.pairs: dict[tuple[Goal, Goal], list[tuple]] = {}
         self.parts: dict[Goal, tuple | None] = {}
@@ -202,8 +199,8 @@ class _Search:
                     seen.add(key)
                     if all(is_base(g, self.m) for g in child.bag):
                         self._finish(child)
-                    elif self.bound is None or (child.steps + self.m + _lower(child.bag, self.m)
-                                                < self.bound):
+                    elif self.best is None or (child.steps + self.m + _lower(child.bag, self.m)
+                                               < len(self.best)):
                         children.append((child.score, len(children), child))
             if not children:
                 return
@@ -211,22 +208,12 @@ class _Search:
             beam = [c[2] for c in children[:width]]
 
     def _finish(self, state: _State) -> None:
-        """The program of a bag of bases: its steps allocated, then with the pairs of steps
-        that one op set all macro does made one (`fusion.fuse`). The search prunes by the
-        unfused length (`bound`), so fusing changes no bag the search makes, only the program
-        it returns: never longer than the steps as made."""
-        code, order = bag_code(state, self.goals, self.m)
-        raw = self._program(code, order)
-        if raw is not None and (self.bound is None or len(raw) < self.bound):
-            self.bound = len(raw)
-        program = self._program(fuse(code, lambda c: self._program(c, order) is not None),
-                                order)
+        basic = bag_program(state, self.goals, self.m, self.registers, self.input)
+        if basic is None:
+            return
+        program = as_op_set_all(basic, self.registers, self.goals)
         if program is not None and (self.best is None or len(program) < len(self.best)):
             self.best = program
-
-    def _program(self, code: list[tuple], order: list[str]) -> list[Instr] | None:
-        basic = allocated(code, order, self.registers, self.input)
-        return None if basic is None else as_op_set_all(basic, self.registers, self.goals)
 
     def _children(self, state: _State, weight: int) -> tuple[int, list[_State]]:
         """(bags made, the `MAX_CHILDREN` of lowest estimate) one step back from `state`."""

@@ -480,13 +480,6 @@ def bag_program(state, goals: dict[str, Goal], m: int, registers: Sequence[str],
     the steps reversed as a linked list), then the steps in forward order, allocated to
     `registers` (the outputs pinned; else the last output moved at the end); op set basic's
     `divq` halves (`codegen.goalbag` makes them op set all's `div`)."""
-    code, order = bag_code(state, goals, m)
-    return allocated(code, order, registers, input_register)
-
-
-def bag_code(state, goals: dict[str, Goal], m: int) -> tuple[list[tuple], list[str]]:
-    """(virtual code, the outputs in the order they are written) of `bag_program`: the
-    halvings, then the steps of `state` in forward order, before allocation."""
     code = []
     node = state.code
     while node:
@@ -505,12 +498,6 @@ def bag_code(state, goals: dict[str, Goal], m: int) -> tuple[list[tuple], list[s
     code = chain + [(op, renames.get(d, d), tuple(renames.get(s, s) for s in srcs), extra)
                     for op, d, srcs, extra in code]
     written = {d: i for i, (_, d, _, _) in enumerate(code)}
-    return code, sorted(goals, key=lambda r: written[("out", r)])
-
-
-def allocated(code: list[tuple], order: list[str], registers: Sequence[str],
-              input_register: str) -> list[Instr] | None:
-    """`code` allocated to `registers` with every output pinned, else with the last output
-    moved at the end (`virtual.allocate`); None where neither fits."""
+    order = sorted(goals, key=lambda r: written[("out", r)])
     return (allocate(code, order, registers, input_register, False)
             or allocate(code, order, registers, input_register, True))
