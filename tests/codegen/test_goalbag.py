@@ -71,7 +71,8 @@ def test_a_larger_budget_is_never_longer(k):
 
 
 def test_divided_kernel_uses_op_set_alls_div():
-    program = bags({"A": kernel([[1, 2, 1], [2, 4, 2], [1, 2, 1]], shift=4)}, 8000)
+    # 12000 bags: the narrowest search ends on this kernel within 8,434 (session 19)
+    program = bags({"A": kernel([[1, 2, 1], [2, 4, 2], [1, 2, 1]], shift=4)}, 12_000)
     assert program is not None and any(i.mnemonic == "div" for i in program)
 
 

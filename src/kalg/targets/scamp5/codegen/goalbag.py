@@ -255,7 +255,8 @@ class _Search:
             if _far(g, v) <= far - n:
                 found.append(("movx" if n == 1 else "mov2x", (shift(g, (-v[0], -v[1])),), d))
         twos = [] if len(g) == 1 else list(dict.fromkeys(_own_twos(g, self.lean)))
-        return found + self._from_twos(g, twos, None) + list(_self_threes(g))
+        threes = [] if self.lean or len(g) == 1 else list(_self_threes(g))
+        return found + self._from_twos(g, twos, None) + threes
 
     def _pair(self, g: Goal, h: Goal) -> list[tuple]:
         """The splits of g that reuse goal h of the bag (shifted or not, negated, a multiple)."""
@@ -355,8 +356,9 @@ def _multiple(c: int, have: tuple, m: int) -> list[tuple]:
 def _own_twos(g: Goal, lean: bool = True):
     """Two-operand splits of g that need no other goal: one whole tap and the rest, all taps of
     one value and the rest, the positive and the negative part, an edge row or column and the
-    rest, a part that g also holds shifted (`_self_twos`), one atom or the top bit of a tap
-    and the rest (the single taps: `_single`)."""
+    rest, a part that g also holds shifted (`_self_twos`; full moves only: on the large
+    kernels of the lean pass they cost more bags than they save), one atom or the top bit of
+    a tap and the rest (the single taps: `_single`)."""
     gd = {(x, y): c for x, y, c in g}
     taps = _single(gd, lean)
     for p, c in taps:
@@ -378,7 +380,7 @@ def _own_twos(g: Goal, lean: bool = True):
             if 1 < len(line) < len(gd):
                 yield from _pair(as_goal(line), as_goal({p: c for p, c in gd.items()
                                                      if p not in line}))
-    yield from _self_twos(gd)
+    yield from _self_twos(gd, lean)
     for p, c in taps:
         sign = 1 if c > 0 else -1
         for part in sorted({(1 << (abs(c).bit_length() - 1)) * sign, sign}):
@@ -410,10 +412,10 @@ def _self_overlaps(gd: dict):
                                               for p, c in part.items()})
 
 
-def _self_twos(gd: dict):
-    """g = c + (g - c) for each c of `_self_overlaps`: the rest holds S^v c, made from c
-    later (`_with_goal`)."""
-    for _, part, _ in _self_overlaps(gd):
+def _self_twos(gd: dict, lean: bool):
+    """g = c + (g - c) for each c of `_self_overlaps` (none with the lean moves): the rest
+    holds S^v c, made from c later (`_with_goal`)."""
+    for _, part, _ in [] if lean else _self_overlaps(gd):
         rest = dict(gd)
         for x, y, c in part:
             rest[(x, y)] -= c
