@@ -161,7 +161,8 @@ REACH = 2
 """How far (steps along each axis) an output is moved to make another from it: as far as two
 taps of a 5x5 kernel lie apart along an axis (SCAMP-5's moves are of one or two steps)."""
 
-Edge = tuple[str, int, int, int]  # (parent register, sign, dx, dy): o = sign · S^(dx, dy) parent + rest
+Edge = tuple[str, int, int, int]
+"""(parent register, sign, dx, dy): the output is sign · S^(dx, dy) parent plus a rest."""
 
 
 def _taps(k: Kernel) -> Taps:
