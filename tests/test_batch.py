@@ -82,3 +82,22 @@ def test_an_unreadable_file_is_a_failed_job_with_its_located_error(tmp_path):
 def test_an_unreachable_scheduler_is_an_error_not_a_traceback(capsys, files):
     code, _, err = run(capsys, "batch", files[0], "--scheduler", "tcp://127.0.0.1:9")
     assert code == 1 and "cannot reach the Dask scheduler" in err
+
+
+def test_a_definition_given_twice_is_compiled_once_and_reported_twice(monkeypatch, files):
+    # `kalg batch net.kalg net.kalg:edge` compiled edge twice (and a file named three times,
+    # its every definition three times): a job's entry is a pure function of the job, so a
+    # repeat now reports a copy of the first, and the progress counts every job.
+    import kalg.batch
+
+    compiled, seen = [], []
+    real = kalg.batch.compile_job
+    monkeypatch.setattr(kalg.batch, "compile_job",
+                        lambda job: compiled.append(job.name) or real(job))
+    jobs = jobs_of([files[0], f"{files[0]}:edge", files[0]], {})
+    results = run_batch(jobs, workers=1, progress=lambda done, total: seen.append((done,
+                                                                                    total)))
+    assert sorted(compiled) == ["edge", "smooth"]
+    assert [r["definition"] for r in results] == ["smooth", "edge", "edge", "smooth", "edge"]
+    assert results[1] == results[2] == results[4] and results[1] is not results[2]
+    assert seen[-1] == (5, 5)

@@ -257,15 +257,10 @@ def test_a_proven_screen_still_refines_candidates_placed_before_it(monkeypatch):
     assert refined == [(6, "long", level.widened(portfolio.REFINE))]
 
 
-def test_the_pipeline_does_not_run_the_ladders_proof_again(monkeypatch):
-    # The top rung's exact search (`portfolio._unbeatable`) is the one the pipeline runs to
-    # prove a short program shortest (`pipeline._exhaustive`): the same arguments, so its
-    # outcome is passed on (`portfolio.remembered`) instead of being searched for twice.
-    from kalg.targets.scamp5 import pipeline
+def _exact_searches(monkeypatch) -> list[tuple[int, int]]:
+    """(max_length, nodes) of every exact search the compiles run from now on, in one process."""
     from kalg.targets.scamp5.exact import exhaustive
 
-    assert (portfolio.PROOF_NODES, portfolio.PROVE_UP_TO) == (pipeline.EXACT_NODES,
-                                                              pipeline.EXACT_UP_TO)
     monkeypatch.setenv("KALG_WORKERS", "1")
     calls = []
     real = exhaustive.shortest_program
@@ -275,9 +270,38 @@ def test_the_pipeline_does_not_run_the_ladders_proof_again(monkeypatch):
         return real(kernel, **kwargs)
 
     monkeypatch.setattr(exhaustive, "shortest_program", counted)
+    return calls
+
+
+def test_the_pipeline_does_not_run_the_ladders_proof_again(monkeypatch):
+    # The top rung's exact search (`portfolio._unbeatable`) is the one the pipeline runs to
+    # prove a short program shortest (`pipeline._exhaustive`): the same arguments, so its
+    # outcome is passed on (`portfolio.remembered`) instead of being searched for twice.
+    from kalg.targets.scamp5 import pipeline
+
+    assert (portfolio.PROOF_NODES, portfolio.PROVE_UP_TO) == (pipeline.EXACT_NODES,
+                                                              pipeline.EXACT_UP_TO)
+    calls = _exact_searches(monkeypatch)
     text = ("target scamp5 { registers: A..F, input: A, ops: all }\n"
             "kernel k = [0 0 0 ; 1 2 1 ; 0 0 0]\n")
     result = compile_text(text)
     length = len(result.program)
     assert "proven shortest" in result.text
     assert calls.count((length - 1, pipeline.EXACT_NODES)) == 1, calls
+
+
+def test_the_pipeline_does_not_search_again_when_the_ladders_search_found_a_shorter_program(
+        monkeypatch):
+    # The top rung's exact search may find a program shorter than the rung's screened one
+    # ([1 2 -3]: screened 5, the search finds 4). That outcome was thrown away and the
+    # pipeline ran the very same search again (a tenth of a tiny kernel's compile); it is
+    # now passed on like a proof, and the program is the one the search found.
+    from kalg.targets.scamp5 import pipeline
+
+    calls = _exact_searches(monkeypatch)
+    result = compile_text("target scamp5 { registers: A..F, input: A, ops: all }\n"
+                          "kernel k = [1 2 -3]\n")
+    searches = [c for c in calls if c[1] == pipeline.EXACT_NODES]
+    assert (len(result.program), pipeline.EXACT_NODES) in searches, calls  # found shorter
+    assert len(searches) == len(set(searches)), calls
+    assert "proven shortest" in result.text

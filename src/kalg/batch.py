@@ -16,6 +16,7 @@ only here.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import copy
 import multiprocessing as mp
 import os
 import pickle
@@ -136,24 +137,43 @@ def _compile_job(job: Job) -> dict[str, Any]:
 Progress = Callable[[int, int], None]
 """(jobs done, jobs in all), after each job."""
 
+_Finished = Callable[[int, int, "Job"], None]
+"""(jobs done, jobs in all, the job just finished): what the engines call after each job."""
+
 
 def run_batch(jobs: Sequence[Job], scheduler: str | None = None, workers: int = 1,
               progress: Progress | None = None) -> list[dict[str, Any]]:
     """Every job's report entry, in the order of `jobs`: on the Dask cluster at `scheduler`,
-    else on a pool of `workers` processes (one: this process)."""
+    else on a pool of `workers` processes (one: this process). A job given more than once
+    (a file named twice, or as a whole and by one definition) is compiled once: its entry is
+    a pure function of the job, so each repeat reports a copy of it. `progress` counts every
+    job, repeats with the one they repeat."""
     done = progress or (lambda _done, _total: None)
+    unique = list(dict.fromkeys(jobs))
+    repeats = {job: 0 for job in unique}
+    for job in jobs:
+        repeats[job] += 1
+    finished = 0
+
+    def counted(_done: int, _total: int, job: Job) -> None:
+        nonlocal finished
+        finished += repeats[job]
+        done(finished, len(jobs))
+
     if scheduler is not None:
-        return _on_dask(jobs, scheduler, done)
-    if workers <= 1 or len(jobs) <= 1:
+        results = _on_dask(unique, scheduler, counted)
+    elif workers <= 1 or len(unique) <= 1:
         results = []
-        for job in jobs:
+        for job in unique:
             results.append(compile_job(job))
-            done(len(results), len(jobs))
-        return results
-    return _on_pool(jobs, workers, done)
+            counted(len(results), len(unique), job)
+    else:
+        results = _on_pool(unique, workers, counted)
+    entries = dict(zip(unique, results, strict=True))
+    return [copy.deepcopy(entries[job]) for job in jobs]
 
 
-def _on_pool(jobs: Sequence[Job], workers: int, done: Progress) -> list[dict[str, Any]]:
+def _on_pool(jobs: Sequence[Job], workers: int, done: _Finished) -> list[dict[str, Any]]:
     context = mp.get_context("forkserver")
     results: dict[int, dict[str, Any]] = {}
     with cf.ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context,
@@ -161,7 +181,7 @@ def _on_pool(jobs: Sequence[Job], workers: int, done: Progress) -> list[dict[str
         futures = {pool.submit(compile_job, job): i for i, job in enumerate(jobs)}
         for future in cf.as_completed(futures):
             results[futures[future]] = _result(future.result, jobs[futures[future]])
-            done(len(results), len(jobs))
+            done(len(results), len(jobs), jobs[futures[future]])
     return [results[i] for i in range(len(jobs))]
 
 
@@ -171,7 +191,7 @@ def _one_process() -> None:
     os.environ["KALG_WORKERS"] = "1"
 
 
-def _on_dask(jobs: Sequence[Job], scheduler: str, done: Progress) -> list[dict[str, Any]]:
+def _on_dask(jobs: Sequence[Job], scheduler: str, done: _Finished) -> list[dict[str, Any]]:
     from distributed import Client, as_completed
 
     try:
@@ -185,7 +205,7 @@ def _on_dask(jobs: Sequence[Job], scheduler: str, done: Progress) -> list[dict[s
         results: dict[int, dict[str, Any]] = {}
         for future in as_completed(futures):
             results[index[future.key]] = _result(future.result, jobs[index[future.key]])
-            done(len(results), len(jobs))
+            done(len(results), len(jobs), jobs[index[future.key]])
     return [results[i] for i in range(len(jobs))]
 
 

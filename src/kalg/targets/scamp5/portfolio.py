@@ -270,11 +270,12 @@ def _ladder(plan: list[tuple[int, str, int]], rung: Callable[[int], object], bud
     return [found.get(i) for i in range(len(plan))]
 
 
-_PROVEN: dict[tuple, exhaustive.Outcome] = {}
-"""The last ladder's proof (`Found.proof` of its top rung), by the exact search's arguments
-(`_proof_key`): the pipeline's own exact search of the same program (`remembered`) is then not
-run again. The search is a function of its arguments (counts, no clock), so the outcome is
-the one it would compute."""
+_SEARCHED: dict[tuple, exhaustive.Outcome] = {}
+"""The last ladder's top rung's exact searches (`Found.searched`), by their arguments
+(`_proof_key`), whether they proved the program shortest or found a shorter one: the
+pipeline's own exact search with the same arguments (`remembered`) is then not run again. The
+search is a function of its arguments (counts, no clock), so the outcome is the one it would
+compute."""
 
 
 def _proof_key(kernel, registers: tuple[str, ...], input_register: str, output: str,
@@ -288,24 +289,26 @@ def remembered(kernel, registers: tuple[str, ...], input_register: str, output: 
                op_set: str, max_length: int, nodes: int) -> exhaustive.Outcome | None:
     """`exhaustive.shortest_program`'s outcome for these arguments (no --timeout) where the
     last ladder's top rung computed it (`_unbeatable`), else None."""
-    return _PROVEN.get(_proof_key(kernel, registers, input_register, output, op_set,
-                                  max_length, nodes))
+    return _SEARCHED.get(_proof_key(kernel, registers, input_register, output, op_set,
+                                    max_length, nodes))
 
 
 def _remember(plan: list[tuple[int, str, int]], outcomes: list, budget: Resources,
               usable: dict[str, dict[str, Decomposition]]) -> None:
-    """Keep the top rung's proof for `remembered` (only the last ladder's)."""
-    _PROVEN.clear()
+    """Keep the top rung's exact searches for `remembered` (only the last ladder's)."""
+    _SEARCHED.clear()
     top = max((i for i, p in enumerate(plan) if p[1] == budget.ops), default=None,
               key=lambda i: plan[i][2])
-    if top is None or not isinstance(found := outcomes[top], Found) or found.proof is None:
+    if top is None or not isinstance(found := outcomes[top], Found):
         return
     if len(kernels := usable[budget.ops][found.name].output_kernels()) != 1:
         return
     ((output, kernel),) = kernels.items()
-    key = _proof_key(kernel, budget.rung(plan[top][2])[0], budget.input, output, budget.ops,
-                     found.key[0] - 1, PROOF_NODES)
-    _PROVEN[key] = found.proof
+    registers = budget.rung(plan[top][2])[0]
+    for max_length, outcome in found.searched:
+        key = _proof_key(kernel, registers, budget.input, output, budget.ops, max_length,
+                         PROOF_NODES)
+        _SEARCHED[key] = outcome
 
 
 def _in_op_set(outcome, budget: Resources, size: int):
@@ -327,12 +330,15 @@ def _in_op_set(outcome, budget: Resources, size: int):
 class Found:
     """A rung's program: its key (length, bus steps, the candidate's place), the candidate's
     name, the program, and the exact search's outcome where it proved no program on the
-    rung's file beats the key's length and bus steps (`_unbeatable`; None: not proven)."""
+    rung's file beats the key's length and bus steps (`_unbeatable`; None: not proven), and
+    every exact search the rung ran, as (its `max_length`, its outcome), for `remembered`:
+    one that found a shorter program is the search the pipeline would run again."""
 
     key: tuple[int, int, int]
     name: str
     program: list[Instr]
     proof: exhaustive.Outcome | None = None
+    searched: tuple[tuple[int, exhaustive.Outcome], ...] = ()
 
 
 def _rung(usable: dict[str, Decomposition], registers: tuple[str, ...], input_register: str,
@@ -375,9 +381,9 @@ def _rung(usable: dict[str, Decomposition], registers: tuple[str, ...], input_re
         raise pressure or RegisterPressureError(
             f"no program found in {len(registers)} registers")
     (length, bus, found_order), name, _ = min(found, key=lambda f: f[0])
-    proof = None
+    proof, searched = None, {}
     if prove and (proof := _unbeatable(length, bus, usable[name], registers, input_register,
-                                       op_set, deadline)) is not None:
+                                       op_set, deadline, searched)) is not None:
         unbeaten_from = found_order
     if refine:
         attempt(name, found_order, REFINE)
@@ -391,8 +397,9 @@ def _rung(usable: dict[str, Decomposition], registers: tuple[str, ...], input_re
             attempt(name, found_order, level.widened(REFINE_NARROW))
     key, best, program = min(found, key=lambda f: f[0])
     if prove and proof is None and key[:2] != (length, bus):  # a refine found a shorter one
-        proof = _unbeatable(*key[:2], usable[best], registers, input_register, op_set, deadline)
-    return Found(key, best, program, proof)
+        proof = _unbeatable(*key[:2], usable[best], registers, input_register, op_set, deadline,
+                            searched)
+    return Found(key, best, program, proof, tuple(searched.items()))
 
 
 PROVE_UP_TO = 5
@@ -430,11 +437,12 @@ def fewest_bus(length: int, op_set: str) -> int:
 
 def _unbeatable(length: int, bus: int, decomposition: Decomposition,
                 registers: tuple[str, ...], input_register: str, op_set: str,
-                deadline) -> exhaustive.Outcome | None:
+                deadline, searched: dict | None = None) -> exhaustive.Outcome | None:
     """The exact search's outcome where it proves that no program of `op_set` on `registers`
     has fewer instructions than `length`, and `bus` is the fewest bus steps of that many
     (`fewest_bus`); else None (not tried, or not proven within `PROOF_NODES`). Only for one
-    output, at most `PROVE_UP_TO` instructions and `exact.bounds.WIDEST` registers."""
+    output, at most `PROVE_UP_TO` instructions and `exact.bounds.WIDEST` registers. Without
+    --timeout, the outcome, whatever it is, goes into `searched` by its `max_length`."""
     kernels = decomposition.output_kernels()
     if (len(kernels) != 1 or length > PROVE_UP_TO or len(registers) > WIDEST
             or bus > fewest_bus(length, op_set)):
@@ -445,6 +453,8 @@ def _unbeatable(length: int, bus: int, decomposition: Decomposition,
                                           input_register=input_register, output=output,
                                           op_set=op_set, max_length=length - 1,
                                           nodes=PROOF_NODES, seconds=seconds)
+    if searched is not None and seconds is None:
+        searched[length - 1] = outcome
     return outcome if outcome.program is None and outcome.stopped is None else None
 
 
