@@ -6,11 +6,18 @@ from __future__ import annotations
 
 from kalg.algebra.kernel import Kernel
 from kalg.settings import Deadline
-from kalg.targets.scamp5.common_parts import common_part_candidates
+from kalg.targets.scamp5 import portfolio
+from kalg.targets.scamp5.common_parts import (
+    DIFFERENCES,
+    DIFFERENCES_ROWS,
+    _difference_tree,
+    common_part_candidates,
+)
 from kalg.targets.scamp5.exact.exhaustive import shortest_program
 from kalg.targets.scamp5.filters import common_parts
 from kalg.targets.scamp5.machine.symbolic import verify_exact
 from kalg.targets.scamp5.pipeline import Settings, compile_text
+from kalg.targets.scamp5.programs import SCREEN
 from kalg.targets.scamp5.sources import COMMON
 
 SIX = tuple("ABCDEF")
@@ -67,3 +74,31 @@ def test_outputs_that_share_nothing_get_no_common_part_and_no_search():
     kernels = _kernels({"A": "[1 2 3; 4 5 6; 7 8 9]", "B": "[-2 5 -7; 3 -1 8; 6 -4 2]"})
     assert common_part_candidates(kernels) == {}
     assert common_parts(kernels, SIX, "A", "all", None, Deadline(None)) is None
+
+
+TURNS = {"A": "[-1 -1 -1; -1 2 2; -1 2 2]", "B": "[-1 -1 -1; -1 2 -1; 2 2 2]",
+         "C": "[-1 -1 -1; 2 2 -1; 2 2 -1]", "D": "[2 -1 -1; 2 2 -1; 2 -1 -1]"}
+"""Four turns of one operator: each differs from the next in two taps, and their per-tap
+consensus is far from each (rotbank_2 of seed 764622522)."""
+
+
+def test_outputs_that_differ_from_one_another_in_few_taps_are_made_from_one_another():
+    kernels = _kernels(TURNS)
+    candidates = common_part_candidates(kernels)
+    assert {DIFFERENCES, DIFFERENCES_ROWS} <= set(candidates)
+    others = {n: d for n, d in candidates.items() if n not in (DIFFERENCES, DIFFERENCES_ROWS)}
+    best_other = min(len(portfolio.generate_within(d, SIX, "A", "all", SCREEN, Deadline(None)))
+                     for d in others.values())
+    program, name = common_parts(kernels, SIX, "A", "all", None, Deadline(None))
+    verify_exact(program, kernels, "A")
+    assert name in (DIFFERENCES, DIFFERENCES_ROWS)
+    assert len(program) < best_other
+
+
+def test_an_output_is_made_from_another_only_where_that_takes_fewer_terms():
+    tree = _difference_tree(_kernels({"A": "[1 2 3; 4 5 6; 7 8 9]",
+                                      "B": "[0 1 2; 0 4 5; 0 7 8]",  # A moved east, one tap cut
+                                      "C": "[-2 5 -7; 3 -1 8; 6 -4 2]"}))
+    # B (fewer taps) made alone, A from it moved one step west plus its east column; C
+    # shares nothing with either and is made alone
+    assert tree == {"A": ("B", 1, -1, 0)}

@@ -37,11 +37,14 @@ SHARED_COLUMNS = "shared columns"
 SHARED_ROWS = "shared rows"
 COMMON_PART = "common part"
 COMMON_PART_ROWS = "common part, by rows"
+DIFFERENCES = "outputs from outputs"
+DIFFERENCES_ROWS = "outputs from outputs, by rows"
 
 Taps = dict[tuple[int, int], Fraction]
 
 
-_AXES = {SHARED_COLUMNS: 0, SHARED_ROWS: 1, COMMON_PART: 0, COMMON_PART_ROWS: 1}
+_AXES = {SHARED_COLUMNS: 0, SHARED_ROWS: 1, COMMON_PART: 0, COMMON_PART_ROWS: 1,
+         DIFFERENCES: 0, DIFFERENCES_ROWS: 1}
 NAMES = tuple(_AXES)
 """The decompositions, in the order they are offered."""
 
@@ -57,6 +60,9 @@ def common_part(outputs: dict[str, Kernel], name: str) -> Decomposition | None:
     axis = _AXES[name]
     if name in (SHARED_COLUMNS, SHARED_ROWS):
         found = _by_lines(kernels, axis) if _lines_shared(kernels, axis) else None
+    elif name in (DIFFERENCES, DIFFERENCES_ROWS):
+        tree = _difference_tree(kernels)
+        found = _from_tree(kernels, tree, axis) if tree else None
     elif (common := _consensus(kernels)) is not None:
         found = _with_common(kernels, common, axis)
     else:
@@ -149,3 +155,80 @@ def _with_common(kernels: dict[str, Kernel], common: Kernel, axis: int) -> Decom
         rest = (k - common).trimmed()
         results[r] = c if not len(rest) else b.add(c, _sum_of_lines(b, rest, axis, made))
     return b.build(results)
+
+
+REACH = 2
+"""How far (steps along each axis) an output is moved to make another from it: as far as two
+taps of a 5x5 kernel lie apart along an axis (SCAMP-5's moves are of one or two steps)."""
+
+Edge = tuple[str, int, int, int]
+"""(parent register, sign, dx, dy): the output is sign · S^(dx, dy) parent plus a rest."""
+
+
+def _taps(k: Kernel) -> Taps:
+    return {d: Fraction(c) for d, c in k.taps.items() if c != 0}
+
+
+def _rest(child: Taps, parent: Taps, sign: int, dx: int, dy: int) -> Taps:
+    """child - sign · S^(dx, dy) parent, its zero taps dropped."""
+    rest = dict(child)
+    for (x, y), c in parent.items():
+        rest[x + dx, y + dy] = rest.get((x + dx, y + dy), 0) - sign * c
+    return {d: c for d, c in rest.items() if c != 0}
+
+
+def _cheapest_edge(child: Taps, parent: Taps, reg: str) -> tuple[int, Edge]:
+    """(taps of the rest, edge): the move and sign of `parent` that leave `child` the fewest
+    taps to add (ties: the shortest move, then plus before minus, then the first move)."""
+    steps = range(-REACH, REACH + 1)
+    n, _, s, dx, dy = min((len(_rest(child, parent, s, dx, dy)), abs(dx) + abs(dy), -s, dx, dy)
+                          for s in (1, -1) for dx in steps for dy in steps)
+    return n, (reg, -s, dx, dy)
+
+
+def _difference_tree(kernels: dict[str, Kernel]) -> dict[str, Edge]:
+    """Each output made from another output moved, times ±1, plus a rest, where that makes
+    the output a sum of fewer terms than its taps (the rest's taps and the moved output): a
+    spanning tree of fewest terms over the outputs and the empty kernel (Prim's algorithm from
+    the empty kernel, whose edge to an output costs that output's taps; the rest's taps are
+    the same either way along an edge, so the tree is a least one whichever way its edges are
+    read). Outputs made alone are not in the result; {} where every output is made alone.
+    Ties: register order (deterministic)."""
+    taps = {r: _taps(k) for r, k in kernels.items()}
+    cost = {r: (len(t), None) for r, t in taps.items()}  # best edge into the tree so far
+    tree: dict[str, Edge] = {}
+    while cost:
+        reg = min(cost, key=lambda r: (cost[r][0], r))
+        _, edge = cost.pop(reg)
+        if edge is not None:
+            tree[reg] = edge
+        for other in cost:
+            n, e = _cheapest_edge(taps[other], taps[reg], reg)
+            if n + 1 < cost[other][0]:  # the moved output is one more term of the sum
+                cost[other] = (n + 1, e)
+    return tree
+
+
+def _from_tree(kernels: dict[str, Kernel], tree: dict[str, Edge], axis: int) -> Decomposition:
+    """The outputs made along `tree` (`_difference_tree`): the others alone, every rest and
+    output alone by shared lines along `axis`."""
+    b, made = DagBuilder(), {}
+    values: dict[str, int] = {}
+
+    def make(reg: str) -> int:
+        if reg in values:
+            return values[reg]
+        if reg not in tree:
+            values[reg] = _sum_of_lines(b, kernels[reg], axis, made)
+            return values[reg]
+        parent, sign, dx, dy = tree[reg]
+        moved = b.shift(make(parent), dx, dy)
+        rest = _rest(_taps(kernels[reg]), _taps(kernels[parent]), sign, dx, dy)
+        if not rest:
+            values[reg] = moved if sign > 0 else b.neg(moved)
+        else:
+            values[reg] = b.signed_sum(_sum_of_lines(b, Kernel.of(rest), axis, made), moved,
+                                       sign)
+        return values[reg]
+
+    return b.build({r: make(r) for r in kernels})

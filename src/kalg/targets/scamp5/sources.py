@@ -26,6 +26,8 @@ from kalg.targets.scamp5.codegen.separable import separable_candidate
 from kalg.targets.scamp5.common_parts import (
     COMMON_PART,
     COMMON_PART_ROWS,
+    DIFFERENCES,
+    DIFFERENCES_ROWS,
     SHARED_COLUMNS,
     SHARED_ROWS,
     common_part,
@@ -139,6 +141,12 @@ SOURCES: dict[str, Source] = {
     COMMON_PART_ROWS: Source("decomposition", "the outputs' per-tap consensus made once, each "
                                               "output it plus its rest, by shared rows, no "
                                               "e-graph", _common(COMMON_PART_ROWS)),
+    DIFFERENCES: Source("decomposition", "outputs made from other outputs moved, each plus "
+                                         "its rest, by shared columns, no e-graph",
+                        _common(DIFFERENCES)),
+    DIFFERENCES_ROWS: Source("decomposition", "outputs made from other outputs moved, each "
+                                              "plus its rest, by shared rows, no e-graph",
+                             _common(DIFFERENCES_ROWS)),
     EXHAUSTIVE: Source("program", "exact search over all programs, no e-graph"),
     KEPT: Source("program", "a value of the first instruction kept to the last, the middle "
                             "by the exact search, no e-graph"),
