@@ -49,8 +49,7 @@ class Effort:
     """Node budget of the lower bound's exact search (None: `Settings.bound_nodes`)."""
     goal_bags: int = 60_000
     """Bags the goal-bag search makes (`codegen.goalbag`, op set all), a count. The default
-    lets its two narrowest searches (beams 24 and 48) run to their end on most dense 3x3
-    kernels (19,000-47,000 bags at width 48: `goalbag.SEARCHES`), so
+    lets both of its narrowest searches (beam 24) run to their end on a dense 3x3 kernel, so
     that the anytime search returns a program on the common case rather than stopping inside
     its first search: one such search makes 2,000-21,000 bags on a 3x3 kernel and
     7,000-110,000 on a 5x5 one (docs/cain-families.md, "The goal-bag budget")."""

@@ -61,18 +61,15 @@ from kalg.targets.scamp5.codegen.reverse import (
 from kalg.targets.scamp5.codegen.virtual import TwoSteps
 from kalg.targets.scamp5.machine.isa import Dir, Instr
 
-SEARCHES = ((2, 24), (2, 48), (2, 96), (2, 192), (1, 96), (2, 384), (1, 384))
+SEARCHES = ((2, 24), (1, 24), (2, 96), (1, 96), (2, 384), (1, 384))
 """(weight of a shifted offset in half-instructions, beam width) of the searches, run in this
 order until the node budget is spent: a narrow beam first (a program early, which prunes the
-wider ones), then each twice as wide as the last, so that a budget that ends inside a search
-has spent at most as much on the searches before it as that search needed; offsets weighed
-as a whole move each, then (at widths 96 and 384) as half of one (`mov2x`, `add2x` and `addx`
-fold moves into other work). A search of width w makes about 50 w bags per instruction of its
-program on a 3x3 kernel (9,800-23,000 bags at width 24, 19,000-47,000 at 48, 36,000-76,000
-at 96; session 19): at default's 60000 the searches of widths 24 and 48 end, where the
-order before (24 twice, then 96) ended the two of width 24 and left a third of the budget in
-a search of width 96 that did not end, and so found nothing. A search cut off by the budget
-returns nothing."""
+wider ones), then wider; offsets weighed as a whole move each and as half of one (`mov2x`,
+`add2x` and `addx` fold moves into other work). A search of width w expands about w bags per
+instruction of its program, each making some 30-40 children for a 3x3 kernel. (Widths doubling
+with offsets weighed 2 first, 24 then 48, were shorter on dense 3x3 kernels at the default
+budget but lost a two-output bank that only the width-24 search weighing offsets 1 finds:
+docs/cain-families.md, session 19.)"""
 MAX_CHILDREN = 300
 """Children of one bag kept for ranking (the lowest estimates): bounds the memory per level."""
 MAX_STEPS = 60
