@@ -185,7 +185,7 @@ def test_a_part_held_beside_its_own_shift_is_split_off_with_it():
         ((x, y), c) for x, y, c in goal))}
     assert ((1, 0), part, as_goal({(1, 0): 1, (1, 1): 2})) in found
     assert ("add", tuple(sorted((part, as_goal({(1, 0): 1, (1, 1): 2})))), None) in list(
-        goalbag._own_twos(goal, lean=False))
+        goalbag._own_twos(goal, lean=False, overlaps=True))
 
 
 def test_a_part_and_its_shift_lie_inside_the_goal_sign_for_sign():

@@ -61,15 +61,20 @@ from kalg.targets.scamp5.codegen.reverse import (
 from kalg.targets.scamp5.codegen.virtual import TwoSteps
 from kalg.targets.scamp5.machine.isa import Dir, Instr
 
-SEARCHES = ((2, 24), (1, 24), (2, 96), (1, 96), (2, 384), (1, 384))
-"""(weight of a shifted offset in half-instructions, beam width) of the searches, run in this
-order until the node budget is spent: a narrow beam first (a program early, which prunes the
-wider ones), then wider; offsets weighed as a whole move each and as half of one (`mov2x`,
-`add2x` and `addx` fold moves into other work). A search of width w expands about w bags per
-instruction of its program, each making some 30-40 children for a 3x3 kernel. (Widths doubling
-with offsets weighed 2 first, 24 then 48, were shorter on dense 3x3 kernels at the default
-budget but lost a two-output bank that only the width-24 search weighing offsets 1 finds:
-docs/cain-families.md, session 19.)"""
+SEARCHES = ((2, 24, False), (1, 24, False), (2, 24, True), (2, 96, False), (1, 96, False),
+            (2, 384, False), (1, 384, False))
+"""(weight of a shifted offset in half-instructions, beam width, self-overlap splits) of the
+searches, run in this order until the node budget is spent: a narrow beam first (a program
+early, which prunes the wider ones), then wider; offsets weighed as a whole move each and as
+half of one (`mov2x`, `add2x` and `addx` fold moves into other work). A search of width w
+expands about w bags per instruction of its program, each making some 30-40 children for a
+3x3 kernel. The third search also splits a goal by a part it holds beside its own shift
+(`_self_overlaps`, full moves only); it is a search of its own, after the two that main ran
+first, because a beam is not monotone in its moves: with those splits in every search one 3x3
+kernel's program got longer (13 -> 14, `test_lean_moves_do_not_lengthen_a_3x3_kernel`). (Widths
+doubling, 24 then 48, were shorter on dense 3x3 kernels at the default budget but lost a
+two-output bank that only the width-24 search weighing offsets 1 finds: docs/cain-families.md,
+session 19.)"""
 MAX_CHILDREN = 300
 """Children of one bag kept for ranking (the lowest estimates): bounds the memory per level."""
 MAX_STEPS = 60
@@ -128,8 +133,8 @@ def goalbag_program(outputs: Mapping[str, Kernel], registers: Sequence[str],
             continue
         m, goals = start
         search = _Search(goals, m, registers, input_register, nodes, lean)
-        for weight, width in SEARCHES:
-            search.run(weight, width)
+        for weight, width, overlaps in SEARCHES:
+            search.run(weight, width, overlaps)
             if search.left <= 0:
                 break
         if search.best is not None and (best is None or len(search.best) < len(best)):
@@ -173,12 +178,15 @@ class _Search:
         self.left = nodes
         self.lean = lean
         self.best: list[Instr] | None = None
-        self.own: dict[Goal, list[tuple]] = {}
+        self.owns: dict[bool, dict[Goal, list[tuple]]] = {False: {}, True: {}}
+        self.overlaps = False
         self.pairs: dict[tuple[Goal, Goal], list[tuple]] = {}
         self.parts: dict[Goal, tuple | None] = {}
 
-    def run(self, weight: int, width: int) -> None:
-        """One beam search (offset weight, width) until it ends or the budget is spent."""
+    def run(self, weight: int, width: int, overlaps: bool = False) -> None:
+        """One beam search (offset weight, width, self-overlap splits in the full moves) until
+        it ends or the budget is spent."""
+        self.overlaps = overlaps
         start = _State({g: ("out", r) for r, g in self.goals.items()}, (), 0, 0)
         beam = [start]
         for _ in range(MAX_STEPS):
@@ -230,8 +238,9 @@ class _Search:
     def _splits(self, g: Goal, bag: dict) -> list[tuple]:
         """(op, operand goals, direction(s)) for each way one instruction makes g: g's own
         (`_own`) and those that reuse a goal of the bag (`_pair`), each memoised."""
-        if (own := self.own.get(g)) is None:
-            own = self.own[g] = self._own(g)
+        memo = self.owns[self.overlaps]
+        if (own := memo.get(g)) is None:
+            own = memo[g] = self._own(g)
         found = list(own)
         for h in sorted(bag):
             if h != g:
@@ -251,8 +260,9 @@ class _Search:
         for v, d, n in _STEPS:
             if _far(g, v) <= far - n:
                 found.append(("movx" if n == 1 else "mov2x", (shift(g, (-v[0], -v[1])),), d))
-        twos = [] if len(g) == 1 else list(dict.fromkeys(_own_twos(g, self.lean)))
-        threes = [] if self.lean or len(g) == 1 else list(_self_threes(g))
+        full = self.overlaps and not self.lean
+        twos = [] if len(g) == 1 else list(dict.fromkeys(_own_twos(g, self.lean, full)))
+        threes = list(_self_threes(g)) if full and len(g) > 1 else []
         return found + self._from_twos(g, twos, None) + threes
 
     def _pair(self, g: Goal, h: Goal) -> list[tuple]:
@@ -296,7 +306,8 @@ class _Search:
             elif len(moved) == 1:
                 continue
             else:
-                inner = list(_own_twos(moved, self.lean) if h is None else _with_goal(moved, h))
+                inner = list(_own_twos(moved, self.lean, self.overlaps and not self.lean)
+                             if h is None else _with_goal(moved, h))
             found += [("addx" if n == 1 else "add2x", parts, d)
                       for op, parts, _ in inner if op == "add"]
         return found
@@ -350,12 +361,12 @@ def _multiple(c: int, have: tuple, m: int) -> list[tuple]:
     return found
 
 
-def _own_twos(g: Goal, lean: bool = True):
+def _own_twos(g: Goal, lean: bool = True, overlaps: bool = False):
     """Two-operand splits of g that need no other goal: one whole tap and the rest, all taps of
     one value and the rest, the positive and the negative part, an edge row or column and the
-    rest, a part that g also holds shifted (`_self_twos`; full moves only: on the large
-    kernels of the lean pass they cost more bags than they save), one atom or the top bit of
-    a tap and the rest (the single taps: `_single`)."""
+    rest, a part that g also holds shifted (`_self_twos`, with `overlaps`: the full moves of the
+    search that takes them; on the large kernels of the lean pass they cost more bags than they
+    save), one atom or the top bit of a tap and the rest (the single taps: `_single`)."""
     gd = {(x, y): c for x, y, c in g}
     taps = _single(gd, lean)
     for p, c in taps:
@@ -377,7 +388,7 @@ def _own_twos(g: Goal, lean: bool = True):
             if 1 < len(line) < len(gd):
                 yield from _pair(as_goal(line), as_goal({p: c for p, c in gd.items()
                                                      if p not in line}))
-    yield from _self_twos(gd, lean)
+    yield from _self_twos(gd, overlaps)
     for p, c in taps:
         sign = 1 if c > 0 else -1
         for part in sorted({(1 << (abs(c).bit_length() - 1)) * sign, sign}):
@@ -409,10 +420,10 @@ def _self_overlaps(gd: dict):
                                               for p, c in part.items()})
 
 
-def _self_twos(gd: dict, lean: bool):
-    """g = c + (g - c) for each c of `_self_overlaps` (none with the lean moves): the rest
+def _self_twos(gd: dict, overlaps: bool):
+    """g = c + (g - c) for each c of `_self_overlaps` (none without `overlaps`): the rest
     holds S^v c, made from c later (`_with_goal`)."""
-    for _, part, _ in [] if lean else _self_overlaps(gd):
+    for _, part, _ in _self_overlaps(gd) if overlaps else []:
         rest = dict(gd)
         for x, y, c in part:
             rest[(x, y)] -= c
