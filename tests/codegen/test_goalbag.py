@@ -177,6 +177,25 @@ def test_lean_moves_do_not_lengthen_a_5x5_kernel_the_full_moves_search():
     assert program is not None and len(program) <= 12
 
 
+def test_the_lean_pass_does_not_run_its_first_search_twice(monkeypatch):
+    # The self-overlap search takes the full moves only: in the lean pass it was the first
+    # search again, spending its bags twice and leaving the wider searches fewer. The lean pass
+    # runs the searches it ran before the self-overlap splits, in their order.
+    runs = []
+    real = goalbag._Search.run
+
+    def recorded(self, weight, width, overlaps=False):
+        runs.append((self.lean, weight, width, overlaps))
+        return real(self, weight, width, overlaps)
+
+    monkeypatch.setattr(goalbag._Search, "run", recorded)
+    bags({"A": TERNARY5}, 60_000)
+    lean = [r[1:] for r in runs if r[0]]
+    assert lean and len(set(lean)) == len(lean)
+    assert not [r for r in lean if r[2]]
+    assert lean == [s for s in goalbag.SEARCHES if not s[2]][:len(lean)]
+
+
 def test_a_part_held_beside_its_own_shift_is_split_off_with_it():
     # g = c + S^v c with c = u + 2 S^(0,1) u and v = (1, 0): the split reuses c, moved.
     part = as_goal({(0, 0): 1, (0, 1): 2})

@@ -134,6 +134,8 @@ def goalbag_program(outputs: Mapping[str, Kernel], registers: Sequence[str],
         m, goals = start
         search = _Search(goals, m, registers, input_register, nodes, lean)
         for weight, width, overlaps in SEARCHES:
+            if overlaps and lean:  # the lean moves take no self-overlap splits: the search
+                continue           # would be the first one again, spending its bags twice
             search.run(weight, width, overlaps)
             if search.left <= 0:
                 break
