@@ -117,3 +117,41 @@ def test_the_extractions_of_both_op_sets_on_two_processes_are_the_serial_ones(tm
         found[count] = json.loads(run.stdout)
     assert found["1"][:3] == found["2"][:3]
     assert (found["1"][3], found["2"][3]) == (1, 2)
+
+
+class _Cut(BaseException):
+    """Stands for --timeout's cut (`settings.TimeoutCut`), raised by a repeating alarm."""
+
+
+def test_a_search_cut_while_its_child_sends_a_result_leaves_no_child_behind():
+    # Issue 27's fuzz campaign found forked searches left blocked for good, each holding its
+    # memory: --timeout's alarm (which repeats until the cut takes) cut `ordered_map` while its
+    # child was sending a result larger than a pipe holds, and cut again the wait for the
+    # child in the cleanup, so the child was never killed; and the child, holding the
+    # parent's end of its own pipe, waited for a reader forever.
+    import signal
+    import time
+
+    parent = os.getpid()
+
+    def job(i: int) -> bytes:
+        if os.getpid() == parent:
+            time.sleep(0.5)  # the child is blocked in its send by now
+            raise _Cut
+        return b"x" * 1_000_000  # more than a pipe holds: the send waits for the reader
+
+    def cut(signum, frame):
+        raise _Cut
+
+    old = signal.signal(signal.SIGALRM, cut)
+    signal.setitimer(signal.ITIMER_REAL, 0.6, 0.02)  # repeats, as the cut's alarm does
+    try:
+        with pytest.raises(_Cut):
+            workers.ordered_map(job, 2, processes=2)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    deadline = time.monotonic() + 5
+    while mp.active_children() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert mp.active_children() == []

@@ -72,12 +72,13 @@ def ordered_map[T](job: Callable[[int], T], count: int, first: Sequence[int] | N
     lock = ctx.Lock()
     results: dict[int, T] = {}
     children = []
+    collected = False
     with _shared_memory(processes):
         try:
             for _ in range(processes - 1):
                 receive, send = ctx.Pipe(duplex=False)
-                child = ctx.Process(target=_child, args=(job, order, counter, lock, send),
-                                    daemon=True)
+                child = ctx.Process(target=_child, args=(job, order, counter, lock, send,
+                                                         receive), daemon=True)
                 child.start()
                 send.close()
                 children.append((child, receive))
@@ -87,9 +88,17 @@ def ordered_map[T](job: Callable[[int], T], count: int, first: Sequence[int] | N
                     results[i] = job(i)
             for _, receive in children:
                 _collect(receive, results)
+            collected = True
         finally:
+            # Left by an exception (a --timeout cut, whose alarm repeats, Ctrl-C): the
+            # children's results are not wanted, and a wait here may itself be cut, so they
+            # are killed first. (A child blocked sending its result to a parent that stopped
+            # reading stayed blocked for good.)
             for child, receive in children:
                 receive.close()
+                if not collected and child.exitcode is None:
+                    child.kill()
+            for child, _ in children:
                 child.join(5 if child.exitcode is None else None)
                 if child.is_alive():
                     child.kill()
@@ -110,8 +119,11 @@ def _take(order: Sequence[int], counter, lock):
         yield order[k]
 
 
-def _child(job, order, counter, lock, send) -> None:
+def _child(job, order, counter, lock, send, receive) -> None:
     _die_with_parent()
+    # The parent's end of the pipe, inherited at the fork: closed, so that a send to a parent
+    # that has closed its end fails (BrokenPipeError) instead of waiting for a reader forever.
+    receive.close()
     try:
         for i in _take(order, counter, lock):
             try:
@@ -119,10 +131,11 @@ def _child(job, order, counter, lock, send) -> None:
             except Exception:  # the parent runs it again (and reports its error)
                 continue
             send.send((i, result))
-    except KeyboardInterrupt:  # Ctrl-C reaches the parent too, which stops
-        pass
+    except (KeyboardInterrupt, BrokenPipeError):  # Ctrl-C reaches the parent too, which
+        pass                                       # stops; or the parent stopped reading
     finally:
-        send.close()
+        with contextlib.suppress(OSError):
+            send.close()
 
 
 def _die_with_parent() -> None:
