@@ -23,6 +23,7 @@ import pickle
 import subprocess
 import sys
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,8 +138,8 @@ def _compile_job(job: Job) -> dict[str, Any]:
 Progress = Callable[[int, int], None]
 """(jobs done, jobs in all), after each job."""
 
-_Finished = Callable[[int, int, "Job"], None]
-"""(jobs done, jobs in all, the job just finished): what the engines call after each job."""
+_Finished = Callable[["Job"], None]
+"""What the engines call with each job as it finishes."""
 
 
 def run_batch(jobs: Sequence[Job], scheduler: str | None = None, workers: int = 1,
@@ -149,13 +150,11 @@ def run_batch(jobs: Sequence[Job], scheduler: str | None = None, workers: int = 
     a pure function of the job, so each repeat reports a copy of it. `progress` counts every
     job, repeats with the one they repeat."""
     done = progress or (lambda _done, _total: None)
-    unique = list(dict.fromkeys(jobs))
-    repeats = {job: 0 for job in unique}
-    for job in jobs:
-        repeats[job] += 1
+    repeats = Counter(jobs)
+    unique = list(repeats)
     finished = 0
 
-    def counted(_done: int, _total: int, job: Job) -> None:
+    def counted(job: Job) -> None:
         nonlocal finished
         finished += repeats[job]
         done(finished, len(jobs))
@@ -166,7 +165,7 @@ def run_batch(jobs: Sequence[Job], scheduler: str | None = None, workers: int = 
         results = []
         for job in unique:
             results.append(compile_job(job))
-            counted(len(results), len(unique), job)
+            counted(job)
     else:
         results = _on_pool(unique, workers, counted)
     entries = dict(zip(unique, results, strict=True))
@@ -181,7 +180,7 @@ def _on_pool(jobs: Sequence[Job], workers: int, done: _Finished) -> list[dict[st
         futures = {pool.submit(compile_job, job): i for i, job in enumerate(jobs)}
         for future in cf.as_completed(futures):
             results[futures[future]] = _result(future.result, jobs[futures[future]])
-            done(len(results), len(jobs), jobs[futures[future]])
+            done(jobs[futures[future]])
     return [results[i] for i in range(len(jobs))]
 
 
@@ -205,7 +204,7 @@ def _on_dask(jobs: Sequence[Job], scheduler: str, done: _Finished) -> list[dict[
         results: dict[int, dict[str, Any]] = {}
         for future in as_completed(futures):
             results[index[future.key]] = _result(future.result, jobs[index[future.key]])
-            done(len(results), len(jobs), jobs[index[future.key]])
+            done(jobs[index[future.key]])
     return [results[i] for i in range(len(jobs))]
 
 
