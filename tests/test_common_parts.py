@@ -102,3 +102,17 @@ def test_an_output_is_made_from_another_only_where_that_takes_fewer_terms():
     # B (fewer taps) made alone, A from it moved one step west plus its east column; C
     # shares nothing with either and is made alone
     assert tree == {"A": ("B", 1, -1, 0)}
+
+
+def test_the_winning_common_part_is_searched_again_wider_and_gets_shorter():
+    # four turns of one operator: the screen of the outputs made from outputs leaves two
+    # instructions that a wider search of the same decomposition finds (21 -> 19; Cain 18)
+    kernels = _kernels(TURNS)
+    candidates = common_part_candidates(kernels)
+    screened = min(len(portfolio.generate_within(candidates[n], SIX, "A", "all", SCREEN,
+                                                 Deadline(None)))
+                   for n in (DIFFERENCES, DIFFERENCES_ROWS))
+    program, name = common_parts(kernels, SIX, "A", "all", None, Deadline(None))
+    verify_exact(program, kernels, "A")
+    assert name in (DIFFERENCES, DIFFERENCES_ROWS)
+    assert len(program) < screened

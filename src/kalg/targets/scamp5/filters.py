@@ -189,9 +189,10 @@ def common_parts(outputs: dict, registers: tuple[str, ...], input_register: str,
     """The shortest program of the filter's common-part decompositions (`sources.COMMON`: a
     sub-kernel common to several outputs made once) and its candidate's name, where it is
     shorter than `bound` (None: any program); None otherwise, or where the filter has none.
-    Each candidate is screened once (`SCREEN`, a count: deterministic; a refine of them
-    costs seconds and was longer on the banks measured, docs/cain-families.md), bounded by
-    the best so far (ties keep the earlier). Searched under op set all on six of the
+    Each candidate is screened once (`SCREEN`, a count: deterministic), bounded by the best
+    so far (ties keep the earlier); the one that beats `bound` is searched again, wider
+    (`_refined`; the portfolio's refine of every candidate costs seconds and was longer on
+    the banks measured, docs/cain-families.md). Searched under op set all on six of the
     registers (`six_registers`, as the goal bags): a larger register budget runs the same
     search, and op set basic none, so neither contract of `portfolio` (more registers, op
     set all: never longer) can break."""
@@ -212,7 +213,33 @@ def common_parts(outputs: dict, registers: tuple[str, ...], input_register: str,
             continue
         if program is not None:
             best = (program, name)
-    return best
+    return best if best is None else _refined(candidates[best[1]], best, six, input_register,
+                                              ops, deadline)
+
+
+WIDE_SCREEN = dataclasses.replace(SCREEN, beam=2 * SCREEN.beam, children=2 * SCREEN.children,
+                                  moves=2 * SCREEN.moves,
+                                  moves_per_goal=2 * SCREEN.moves_per_goal)
+"""The screen at twice its width (states kept, children, moves evaluated, moves per goal),
+its expansions unchanged: what the winning common part is searched again with (a second of
+CPU at most on the banks measured, where the portfolio's `REFINE` takes several; session 20,
+docs/cain-families.md)."""
+
+
+def _refined(decomposition: Decomposition, best: tuple[list[Instr], str],
+             registers: tuple[str, ...], input_register: str, ops: str, deadline: Deadline,
+             ) -> tuple[list[Instr], str]:
+    """`best` (the winning common part's screened program, and its name) or a shorter program
+    of the same `decomposition` searched again at `WIDE_SCREEN`, bounded by `best`. Counts,
+    not seconds: deterministic."""
+    if deadline.passed():
+        return best
+    try:
+        program = portfolio.generate_within(decomposition, registers, input_register, ops,
+                                            WIDE_SCREEN, deadline, longest=len(best[0]) - 1)
+    except (RegisterPressureError, ResourceLimitError):
+        return best
+    return best if program is None else (program, best[1])
 
 
 def _full_register_file(outputs: dict, registers: tuple[str, ...],
