@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from fractions import Fraction
 
+from kalg import effort
 from kalg.algebra.decomp import Decomposition
 from kalg.algebra.kernel import Kernel
 from kalg.diagnostics import KalgError, RegisterPressureError, ResourceLimitError
@@ -344,19 +345,17 @@ def output_stage(reg: str, kernel, free: tuple[str, ...], input_register: str, o
                  settings: Settings, deadline: Deadline, memo: dict | None = None,
                  whole: tuple[str, ...] | None = None) -> list[Instr] | None:
     """One output's own compile into `reg` within `free`, keeping the input (unless `reg` is
-    the input's register); None if it does not fit. That is the program of the output's
-    kernel compiled alone (`own_program`: into the input's register on `whole`, the filter's
-    register file, None: `free`), moved into the stage (`codegen.relocate`) wherever it fits
-    there; else the best program of the output's candidates on `free`. So a filter is never
-    longer than its outputs compiled alone, summed, where each of those programs fits its
-    stage of `one_at_a_time`. `memo` keeps each output's own compile and e-graph search for
-    its next stage (they do not depend on the stage's registers)."""
+    the input's register); None if it does not fit: the best program of the output's
+    candidates on `free`. At a level with `Effort.own_stages` (high, max) also the program of
+    the output's kernel compiled alone (`own_program`: into the input's register on `whole`,
+    the filter's register file, None: `free`) moved into the stage (`codegen.relocate`) where
+    it fits there, if shorter; so there a filter is never longer than its outputs compiled
+    alone, summed, where each of those programs fits its stage of `one_at_a_time`. `memo`
+    keeps each output's e-graph search and own compile for its next stage (they do not depend
+    on the stage's registers)."""
     if deadline.passed():
         return None
     memo = {} if memo is None else memo
-    if (own := _own_stage(reg, kernel, free, whole or free, input_register, ops, settings,
-                          deadline, memo)) is not None:
-        return own
     if (reg, EGRAPH) not in memo:
         memo[reg, EGRAPH] = optimize({reg: kernel}, search_options(ops, settings, deadline))
     optimized = memo[reg, EGRAPH]
@@ -366,10 +365,13 @@ def output_stage(reg: str, kernel, free: tuple[str, ...], input_register: str, o
     try:
         part, _, _ = best_program(stage, free, input_register, ops, deadline)
     except (RegisterPressureError, ResourceLimitError):
-        return None
-    return part
-
-
+        part = None
+    own = None
+    if effort.current().own_stages:
+        own = _own_stage(reg, kernel, free, whole or free, input_register, ops, settings,
+                         deadline, memo)
+    # ties keep the candidates' program: a level without own stages gets the same
+    return min((p for p in (part, own) if p is not None), key=len, default=None)
 
 
 def _own_stage(reg: str, kernel, free: tuple[str, ...], whole: tuple[str, ...],
