@@ -55,3 +55,29 @@ def test_an_input_halved_in_place_or_never_written_cannot_be_kept():
     assert relocate(halved, ("A", "B", "C", "D", "E", "F"), "A", "F") is None
     assert relocate(poisoned, ("A", "B", "C", "D", "E", "F"), "A", "F") is None
     assert relocate([], ("A", "B", "C"), "A", "B") is None
+
+
+def test_every_golden_program_moved_where_it_fits_computes_its_kernel_in_the_stage():
+    # 1,120 relocations of the golden programs that leave their output in A (588 fit)
+    from pathlib import Path
+
+    from kalg.targets.scamp5.machine.text import parse_program
+
+    fitted = 0
+    for path in sorted(Path(__file__).parents[1].glob("golden/*.scamp5")):
+        program = parse_program(path.read_text())
+        if not any("A" in instr.writes() for instr in program):
+            continue
+        want = execute(program)["A"]
+        for size in range(2, 7):
+            for free in ("ABCDEF"[:size], "A" + "ABCDEF"[7 - size:]):
+                for output in free:
+                    moved = relocate(program, tuple(free), "A", output)
+                    if moved is None:
+                        continue
+                    fitted += 1
+                    assert len(moved) == len(program)
+                    verify_exact(moved, {output: want} | (
+                        {} if output == "A" else {"A": Kernel.unit()}), "A")
+                    assert written(moved) <= set(free)
+    assert fitted > 500
