@@ -71,7 +71,8 @@ def test_a_larger_budget_is_never_longer(k):
 
 
 def test_divided_kernel_uses_op_set_alls_div():
-    program = bags({"A": kernel([[1, 2, 1], [2, 4, 2], [1, 2, 1]], shift=4)}, 8000)
+    # 12000 bags: the narrowest search ends on this kernel within 8,434 (session 19)
+    program = bags({"A": kernel([[1, 2, 1], [2, 4, 2], [1, 2, 1]], shift=4)}, 12_000)
     assert program is not None and any(i.mnemonic == "div" for i in program)
 
 
@@ -174,3 +175,56 @@ def test_lean_moves_do_not_lengthen_a_5x5_kernel_the_full_moves_search():
         (False, goalbag.BASE_TAPS), (True, goalbag.max_taps(60_000))]
     program = bags({"A": TERNARY5}, 60_000)
     assert program is not None and len(program) <= 12
+
+
+def test_the_lean_pass_does_not_run_its_first_search_twice(monkeypatch):
+    # The self-overlap search takes the full moves only: in the lean pass it was the first
+    # search again, spending its bags twice and leaving the wider searches fewer. The lean pass
+    # runs the searches it ran before the self-overlap splits, in their order.
+    runs = []
+    real = goalbag._Search.run
+
+    def recorded(self, weight, width, overlaps=False):
+        runs.append((self.lean, weight, width, overlaps))
+        return real(self, weight, width, overlaps)
+
+    monkeypatch.setattr(goalbag._Search, "run", recorded)
+    bags({"A": TERNARY5}, 60_000)
+    lean = [r[1:] for r in runs if r[0]]
+    assert lean and len(set(lean)) == len(lean)
+    assert not [r for r in lean if r[2]]
+    assert lean == [s for s in goalbag.SEARCHES if not s[2]][:len(lean)]
+
+
+def test_a_part_held_beside_its_own_shift_is_split_off_with_it():
+    # g = c + S^v c with c = u + 2 S^(0,1) u and v = (1, 0): the split reuses c, moved.
+    part = as_goal({(0, 0): 1, (0, 1): 2})
+    goal = as_goal({(0, 0): 1, (0, 1): 2, (1, 0): 1, (1, 1): 2})
+    found = {(v, c, moved) for v, c, moved in goalbag._self_overlaps(dict(
+        ((x, y), c) for x, y, c in goal))}
+    assert ((1, 0), part, as_goal({(1, 0): 1, (1, 1): 2})) in found
+    assert ("add", tuple(sorted((part, as_goal({(1, 0): 1, (1, 1): 2})))), None) in list(
+        goalbag._own_twos(goal, lean=False, overlaps=True))
+
+
+def test_a_part_and_its_shift_lie_inside_the_goal_sign_for_sign():
+    rng = np.random.default_rng(19)
+    for _ in range(200):
+        window = [(x, y) for x in (-1, 0, 1) for y in (-1, 0, 1)]
+        gd = {p: int(c) for p, c in zip(window, rng.integers(-8, 9, 9), strict=True) if c}
+        for _, c, moved in goalbag._self_overlaps(gd):
+            total = dict(gd)
+            for x, y, e in c + moved:
+                have = total.get((x, y), 0)
+                assert have * e > 0 and abs(e) <= abs(have)
+                total[(x, y)] = have - e
+
+
+DENSE3U_1 = kernel([[4, 6, 0], [7, 6, 1], [0, 3, 5]], shift=2)
+"""dense3u_1 of seed 921642685 (docs/cain-families.md, session 17): Cain 10, kalg's default 12;
+Cain sums three partial sums, one of them added to its own shift."""
+
+
+def test_a_dense_kernel_whose_partial_sum_meets_its_own_shift_within_the_default_budget():
+    program = bags({"A": DENSE3U_1}, effort.LEVELS["default"].goal_bags)
+    assert program is not None and len(program) <= 11

@@ -12,11 +12,14 @@ from __future__ import annotations
 import dataclasses
 from fractions import Fraction
 
+from kalg import effort
 from kalg.algebra.decomp import Decomposition
+from kalg.algebra.kernel import Kernel
 from kalg.diagnostics import KalgError, RegisterPressureError, ResourceLimitError
 from kalg.settings import Deadline, Settings
 from kalg.targets.scamp5 import codegen, portfolio
 from kalg.targets.scamp5.candidates import JOINT_OUTPUTS, search_options
+from kalg.targets.scamp5.layers import kernel_text
 from kalg.targets.scamp5.machine.isa import REGISTERS as SCAMP5_REGISTERS
 from kalg.targets.scamp5.machine.isa import SIMULATED_REGISTERS, Instr, Res, bus_steps
 from kalg.targets.scamp5.optimize import optimize
@@ -315,7 +318,7 @@ def _may_finish(outputs: dict, registers: tuple[str, ...], input_register: str, 
         return True
     key = (input_register, (input_register,))
     memo[key] = output_stage(input_register, outputs[input_register], key[1], input_register,
-                             ops, settings, deadline, memo)
+                             ops, settings, deadline, memo, registers)
     return memo[key] is not None or any(_scaled_input(k) for k in outputs.values())
 
 
@@ -352,7 +355,8 @@ def _sequence(outputs: dict, order: list[str], registers: tuple[str, ...], sourc
             return best
         key = (reg, free)
         if key not in memo:
-            memo[key] = output_stage(reg, outputs[reg], free, source, ops, settings, deadline, memo)
+            memo[key] = output_stage(reg, outputs[reg], free, source, ops, settings, deadline,
+                                     memo, registers)
         part = memo[key]
         if part is None:
             memo["a stage did not fit"] = True
@@ -366,10 +370,16 @@ def _sequence(outputs: dict, order: list[str], registers: tuple[str, ...], sourc
 
 def output_stage(reg: str, kernel, free: tuple[str, ...], input_register: str, ops: str,
                  settings: Settings, deadline: Deadline, memo: dict | None = None,
-                 ) -> list[Instr] | None:
+                 whole: tuple[str, ...] | None = None) -> list[Instr] | None:
     """One output's own compile into `reg` within `free`, keeping the input (unless `reg` is
-    the input's register); None if it does not fit. `memo` keeps each output's e-graph
-    search for its next stage (it does not depend on the registers)."""
+    the input's register); None if it does not fit: the best program of the output's
+    candidates on `free`. At a level with `Effort.own_stages` (high, max) also the program of
+    the output's kernel compiled alone (`own_program`: into the input's register on `whole`,
+    the filter's register file, None: `free`) moved into the stage (`codegen.relocate`) where
+    it fits there, if shorter; so there a filter is never longer than its outputs compiled
+    alone, summed, where each of those programs fits its stage of `one_at_a_time`. `memo`
+    keeps each output's e-graph search and own compile for its next stage (they do not depend
+    on the stage's registers)."""
     if deadline.passed():
         return None
     memo = {} if memo is None else memo
@@ -382,10 +392,61 @@ def output_stage(reg: str, kernel, free: tuple[str, ...], input_register: str, o
     try:
         part, _, _ = best_program(stage, free, input_register, ops, deadline)
     except (RegisterPressureError, ResourceLimitError):
+        part = None
+    own = None
+    if effort.current().own_stages:
+        own = _own_stage(reg, kernel, free, whole or free, input_register, ops, settings,
+                         deadline, memo)
+    # ties keep the candidates' program: a level without own stages gets the same
+    return min((p for p in (part, own) if p is not None), key=len, default=None)
+
+
+def _own_stage(reg: str, kernel, free: tuple[str, ...], whole: tuple[str, ...],
+               input_register: str, ops: str, settings: Settings, deadline: Deadline,
+               memo: dict) -> list[Instr] | None:
+    """`own_program` of the output moved into its stage (`codegen.relocate`), verified exactly
+    (the output, and the input where it is kept); None where it does not fit. Not compiled
+    where no program of the kernel fits: one of two or more taps needs a register besides
+    the input's (a program on one register makes a single tap)."""
+    room = len(free) - (1 if reg == input_register else 2)
+    if room < (1 if len(kernel.trimmed()) > 1 else 0):
         return None
-    return part
+    if (reg, OWN) not in memo:
+        memo[reg, OWN] = own_program(kernel, whole, input_register, ops, settings, deadline)
+    if memo[reg, OWN] is None:
+        return None
+    moved = codegen.relocate(memo[reg, OWN], free, input_register, reg)
+    if moved is None:
+        return None
+    kept = {} if reg == input_register else {input_register: Kernel.unit()}
+    codegen.verify_stage(moved, {reg: kernel} | kept, input_register, ops, free)
+    return moved
 
 
+OWN = "own compile"
+"""`memo`'s key (with the output's register) of the output's `own_program`."""
+
+
+def own_program(kernel, registers: tuple[str, ...], input_register: str, ops: str,
+                settings: Settings, deadline: Deadline) -> list[Instr] | None:
+    """The program of `kernel` compiled alone, as a filter of one output in `input_register`
+    on `registers` with `settings` (the whole pipeline: what `kalg optimize` gives the kernel
+    alone); None where that compile fails or the deadline has passed."""
+    from kalg.targets.scamp5.pipeline import compile_text  # the pipeline imports this module
+
+    if deadline.passed():
+        return None
+    target = "scamp5_wide" if any(r not in SCAMP5_REGISTERS for r in registers) else "scamp5"
+    text = (f"target {target} {{ registers: {' '.join(registers)}, input: {input_register}, "
+            f"ops: {ops} }}\nfilter own = [{input_register}: {kernel_text(kernel)}]\n")
+    left = None if deadline.end is None else max(deadline.left(), 0.1)
+    alone = dataclasses.replace(settings, name=None, registers=None, input=None, ops=None,
+                                target=None, split=None, progress=None, warn=None,
+                                timeout=left)
+    try:
+        return list(compile_text(text, "<an output alone>", alone).program)
+    except KalgError:
+        return None
 
 
 def zero_outputs(outputs: dict) -> tuple[str, ...]:

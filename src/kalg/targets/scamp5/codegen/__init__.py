@@ -38,6 +38,7 @@ from kalg.targets.scamp5.codegen.limits import QUICK, Budget, Limits
 from kalg.targets.scamp5.codegen.matrix import matrix_program
 from kalg.targets.scamp5.codegen.memo import Memo
 from kalg.targets.scamp5.codegen.regalloc import allocate
+from kalg.targets.scamp5.codegen.relocate import relocate
 from kalg.targets.scamp5.codegen.reverse import reverse_program
 from kalg.targets.scamp5.codegen.search import search
 from kalg.targets.scamp5.codegen.sequential import sequential
@@ -53,7 +54,7 @@ from kalg.targets.scamp5.machine.symbolic import verify_exact, verify_exact_chan
 
 __all__ = ["QUICK", "Limits", "Memo", "check_program", "collector_paused", "cse_filter",
            "factor_chain", "full_filter", "generate", "goalbag_filter", "matrix_channels",
-           "matrix_filter", "pressure_error", "reverse_filter"]
+           "matrix_filter", "pressure_error", "relocate", "reverse_filter", "verify_stage"]
 
 INLINE_CAPS = (0, 4, 8)
 """Inlining policies tried (see `network.normalise`): 0 keeps the decomposition's structure."""
@@ -313,6 +314,14 @@ def reverse_filter(outputs, registers: Sequence[str], input_register: str,
         return None
     _verify_program(program, outputs, input_register, op_set, registers)
     return program
+
+
+def verify_stage(program: list[Instr], targets: dict, input_register: str, op_set: str,
+                 registers: Sequence[str]) -> None:
+    """Check a stage of a filter (`filters.output_stage`) exactly: within `registers` and the
+    op set, and `targets` (register -> Kernel; the input's register: the unit kernel where the
+    stage keeps it) computed. VerificationError otherwise (a kalg bug)."""
+    _verify_program(program, targets, input_register, op_set, registers)
 
 
 def goalbag_filter(outputs, registers: Sequence[str], input_register: str,

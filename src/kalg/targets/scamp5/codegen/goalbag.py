@@ -61,12 +61,20 @@ from kalg.targets.scamp5.codegen.reverse import (
 from kalg.targets.scamp5.codegen.virtual import TwoSteps
 from kalg.targets.scamp5.machine.isa import Dir, Instr
 
-SEARCHES = ((2, 24), (1, 24), (2, 96), (1, 96), (2, 384), (1, 384))
-"""(weight of a shifted offset in half-instructions, beam width) of the searches, run in this
-order until the node budget is spent: a narrow beam first (a program early, which prunes the
-wider ones), then wider; offsets weighed as a whole move each and as half of one (`mov2x`,
-`add2x` and `addx` fold moves into other work). A search of width w expands about w bags per
-instruction of its program, each making some 30-40 children for a 3x3 kernel."""
+SEARCHES = ((2, 24, False), (1, 24, False), (2, 24, True), (2, 96, False), (1, 96, False),
+            (2, 384, False), (1, 384, False))
+"""(weight of a shifted offset in half-instructions, beam width, self-overlap splits) of the
+searches, run in this order until the node budget is spent: a narrow beam first (a program
+early, which prunes the wider ones), then wider; offsets weighed as a whole move each and as
+half of one (`mov2x`, `add2x` and `addx` fold moves into other work). A search of width w
+expands about w bags per instruction of its program, each making some 30-40 children for a
+3x3 kernel. The third search also splits a goal by a part it holds beside its own shift
+(`_self_overlaps`, full moves only); it is a search of its own, after the two that main ran
+first, because a beam is not monotone in its moves: with those splits in every search one 3x3
+kernel's program got longer (13 -> 14, `test_lean_moves_do_not_lengthen_a_3x3_kernel`). (Widths
+doubling, 24 then 48, were shorter on dense 3x3 kernels at the default budget but lost a
+two-output bank that only the width-24 search weighing offsets 1 finds: docs/cain-families.md,
+session 19.)"""
 MAX_CHILDREN = 300
 """Children of one bag kept for ranking (the lowest estimates): bounds the memory per level."""
 MAX_STEPS = 60
@@ -125,8 +133,10 @@ def goalbag_program(outputs: Mapping[str, Kernel], registers: Sequence[str],
             continue
         m, goals = start
         search = _Search(goals, m, registers, input_register, nodes, lean)
-        for weight, width in SEARCHES:
-            search.run(weight, width)
+        for weight, width, overlaps in SEARCHES:
+            if overlaps and lean:  # the lean moves take no self-overlap splits: the search
+                continue           # would be the first one again, spending its bags twice
+            search.run(weight, width, overlaps)
             if search.left <= 0:
                 break
         if search.best is not None and (best is None or len(search.best) < len(best)):
@@ -170,12 +180,15 @@ class _Search:
         self.left = nodes
         self.lean = lean
         self.best: list[Instr] | None = None
-        self.own: dict[Goal, list[tuple]] = {}
+        self.owns: dict[bool, dict[Goal, list[tuple]]] = {False: {}, True: {}}
+        self.overlaps = False
         self.pairs: dict[tuple[Goal, Goal], list[tuple]] = {}
         self.parts: dict[Goal, tuple | None] = {}
 
-    def run(self, weight: int, width: int) -> None:
-        """One beam search (offset weight, width) until it ends or the budget is spent."""
+    def run(self, weight: int, width: int, overlaps: bool = False) -> None:
+        """One beam search (offset weight, width, self-overlap splits in the full moves) until
+        it ends or the budget is spent."""
+        self.overlaps = overlaps
         start = _State({g: ("out", r) for r, g in self.goals.items()}, (), 0, 0)
         beam = [start]
         for _ in range(MAX_STEPS):
@@ -227,8 +240,9 @@ class _Search:
     def _splits(self, g: Goal, bag: dict) -> list[tuple]:
         """(op, operand goals, direction(s)) for each way one instruction makes g: g's own
         (`_own`) and those that reuse a goal of the bag (`_pair`), each memoised."""
-        if (own := self.own.get(g)) is None:
-            own = self.own[g] = self._own(g)
+        memo = self.owns[self.overlaps]
+        if (own := memo.get(g)) is None:
+            own = memo[g] = self._own(g)
         found = list(own)
         for h in sorted(bag):
             if h != g:
@@ -248,8 +262,10 @@ class _Search:
         for v, d, n in _STEPS:
             if _far(g, v) <= far - n:
                 found.append(("movx" if n == 1 else "mov2x", (shift(g, (-v[0], -v[1])),), d))
-        twos = [] if len(g) == 1 else list(dict.fromkeys(_own_twos(g, self.lean)))
-        return found + self._from_twos(g, twos, None)
+        full = self.overlaps and not self.lean
+        twos = [] if len(g) == 1 else list(dict.fromkeys(_own_twos(g, self.lean, full)))
+        threes = list(_self_threes(g)) if full and len(g) > 1 else []
+        return found + self._from_twos(g, twos, None) + threes
 
     def _pair(self, g: Goal, h: Goal) -> list[tuple]:
         """The splits of g that reuse goal h of the bag (shifted or not, negated, a multiple)."""
@@ -292,7 +308,8 @@ class _Search:
             elif len(moved) == 1:
                 continue
             else:
-                inner = list(_own_twos(moved, self.lean) if h is None else _with_goal(moved, h))
+                inner = list(_own_twos(moved, self.lean, self.overlaps and not self.lean)
+                             if h is None else _with_goal(moved, h))
             found += [("addx" if n == 1 else "add2x", parts, d)
                       for op, parts, _ in inner if op == "add"]
         return found
@@ -346,10 +363,12 @@ def _multiple(c: int, have: tuple, m: int) -> list[tuple]:
     return found
 
 
-def _own_twos(g: Goal, lean: bool = True):
+def _own_twos(g: Goal, lean: bool = True, overlaps: bool = False):
     """Two-operand splits of g that need no other goal: one whole tap and the rest, all taps of
     one value and the rest, the positive and the negative part, an edge row or column and the
-    rest, one atom or the top bit of a tap and the rest (the single taps: `_single`)."""
+    rest, a part that g also holds shifted (`_self_twos`, with `overlaps`: the full moves of the
+    search that takes them; on the large kernels of the lean pass they cost more bags than they
+    save), one atom or the top bit of a tap and the rest (the single taps: `_single`)."""
     gd = {(x, y): c for x, y, c in g}
     taps = _single(gd, lean)
     for p, c in taps:
@@ -371,6 +390,7 @@ def _own_twos(g: Goal, lean: bool = True):
             if 1 < len(line) < len(gd):
                 yield from _pair(as_goal(line), as_goal({p: c for p, c in gd.items()
                                                      if p not in line}))
+    yield from _self_twos(gd, overlaps)
     for p, c in taps:
         sign = 1 if c > 0 else -1
         for part in sorted({(1 << (abs(c).bit_length() - 1)) * sign, sign}):
@@ -378,6 +398,52 @@ def _own_twos(g: Goal, lean: bool = True):
                 rest = dict(gd)
                 rest[p] = c - part
                 yield from _pair(((p[0], p[1], part),), as_goal(rest))
+
+
+def _self_overlaps(gd: dict):
+    """(step vector, c, S^v c) for each one- or two-step vector v where some part c of g (two
+    taps or more) and its shift S^v c lie in g side by side (c + S^v c inside g, sign for
+    sign): g = c + S^v c + rest, c made once and moved (Cain's programs add a partial sum to
+    its own shift). c is taken greedily along v: each tap as much as the tap v further on
+    still has room for."""
+    for v, _, _ in _STEPS:
+        room = dict(gd)
+        part = {}
+        for p in sorted(gd, key=lambda q: q[0] * v[0] + q[1] * v[1]):
+            q = (p[0] + v[0], p[1] + v[1])
+            a, b = room.get(p, 0), room.get(q, 0)
+            if a and b and (a > 0) == (b > 0):
+                c = min(abs(a), abs(b)) * (1 if a > 0 else -1)
+                part[p] = c
+                room[p] -= c
+                room[q] -= c
+        if len(part) >= 2:
+            yield v, as_goal(part), as_goal({(p[0] + v[0], p[1] + v[1]): c
+                                              for p, c in part.items()})
+
+
+def _self_twos(gd: dict, overlaps: bool):
+    """g = c + (g - c) for each c of `_self_overlaps` (none without `overlaps`): the rest
+    holds S^v c, made from c later (`_with_goal`)."""
+    for _, part, _ in _self_overlaps(gd) if overlaps else []:
+        rest = dict(gd)
+        for x, y, c in part:
+            rest[(x, y)] -= c
+        yield from _pair(part, as_goal(rest))
+
+
+def _self_threes(g: Goal):
+    """g = c + S^v c + rest (`_self_overlaps`) as one three-operand add, where the rest is
+    not empty."""
+    gd = {(x, y): c for x, y, c in g}
+    for _, part, moved in _self_overlaps(gd):
+        rest = dict(gd)
+        for x, y, c in part + moved:
+            rest[(x, y)] -= c
+        rest = as_goal(rest)
+        parts = tuple(sorted((part, moved, rest)))
+        if rest and len(set(parts)) == 3:
+            yield "add", parts, None
 
 
 def _single(gd: dict, lean: bool = True) -> list:
