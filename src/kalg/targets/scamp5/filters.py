@@ -10,7 +10,10 @@ place from the others. The shortest wins; ties keep the earlier (deterministic).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from contextvars import ContextVar
 from fractions import Fraction
+from typing import Any
 
 from kalg import effort
 from kalg.algebra.decomp import Decomposition
@@ -427,14 +430,21 @@ OWN = "own compile"
 """`memo`'s key (with the output's register) of the output's `own_program`."""
 
 
+COMPILE_ALONE: ContextVar[Callable[[str, str, Settings], Any] | None] = ContextVar(
+    "compile_alone", default=None)
+"""The whole pipeline's compile of .kalg text (`pipeline.compile_text`), which `own_program`
+runs: the pipeline sets it around each compile (this module cannot import the pipeline, which
+imports it). None outside a compile: no own program."""
+
+
 def own_program(kernel, registers: tuple[str, ...], input_register: str, ops: str,
                 settings: Settings, deadline: Deadline) -> list[Instr] | None:
     """The program of `kernel` compiled alone, as a filter of one output in `input_register`
-    on `registers` with `settings` (the whole pipeline: what `kalg optimize` gives the kernel
-    alone); None where that compile fails or the deadline has passed."""
-    from kalg.targets.scamp5.pipeline import compile_text  # the pipeline imports this module
-
-    if deadline.passed():
+    on `registers` with `settings` (the whole pipeline, `COMPILE_ALONE`: what `kalg optimize`
+    gives the kernel alone); None where that compile fails, the deadline has passed, or no
+    compile is running."""
+    compile_text = COMPILE_ALONE.get()
+    if deadline.passed() or compile_text is None:
         return None
     target = "scamp5_wide" if any(r not in SCAMP5_REGISTERS for r in registers) else "scamp5"
     text = (f"target {target} {{ registers: {' '.join(registers)}, input: {input_register}, "

@@ -81,10 +81,15 @@ def compile_text(text: str, path: str = "<string>", settings: Settings = Setting
         engine.preload()
     doing = _Doing(settings.progress)
     clock, fallback = Clock(doing), Fallback()
-    return bounded(settings.timeout, doing.stage,
-                   lambda: _compile_text(text, path, dataclasses.replace(settings, progress=doing),
-                                         clock, fallback),
-                   lambda stage: fallback.answer(stage, settings.timeout))
+    token = filters.COMPILE_ALONE.set(compile_text)  # a filter's stages may compile a kernel alone
+    try:
+        return bounded(settings.timeout, doing.stage,
+                       lambda: _compile_text(text, path,
+                                             dataclasses.replace(settings, progress=doing),
+                                             clock, fallback),
+                       lambda stage: fallback.answer(stage, settings.timeout))
+    finally:
+        filters.COMPILE_ALONE.reset(token)
 
 
 class _Doing:
