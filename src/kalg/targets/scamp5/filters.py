@@ -422,7 +422,7 @@ def _own_stage(reg: str, kernel, free: tuple[str, ...], whole: tuple[str, ...],
     if moved is None:
         return None
     kept = {} if reg == input_register else {input_register: Kernel.unit()}
-    codegen.verify_stage(moved, {reg: kernel} | kept, input_register, ops, free)
+    codegen.verify_program(moved, {reg: kernel} | kept, input_register, ops, free)
     return moved
 
 

@@ -54,7 +54,7 @@ from kalg.targets.scamp5.machine.symbolic import verify_exact, verify_exact_chan
 
 __all__ = ["QUICK", "Limits", "Memo", "check_program", "collector_paused", "cse_filter",
            "factor_chain", "full_filter", "generate", "goalbag_filter", "matrix_channels",
-           "matrix_filter", "pressure_error", "relocate", "reverse_filter", "verify_stage"]
+           "matrix_filter", "pressure_error", "relocate", "reverse_filter", "verify_program"]
 
 INLINE_CAPS = (0, 4, 8)
 """Inlining policies tried (see `network.normalise`): 0 keeps the decomposition's structure."""
@@ -221,12 +221,14 @@ def pressure_error(decomp: Decomposition, registers: Sequence[str],
 def _verify(program: list[Instr], decomp: Decomposition, input_register: str, op_set: str,
             registers: Sequence[str]) -> None:
     """Every instruction legal, in the op set and on allowed registers; outputs exact."""
-    _verify_program(program, decomp.output_kernels(), input_register, op_set, registers)
+    verify_program(program, decomp.output_kernels(), input_register, op_set, registers)
 
 
-def _verify_program(program: list[Instr], targets: dict, input_register: str, op_set: str,
-                    registers: Sequence[str]) -> None:
-    """`_verify` for any program and target kernels (register -> Kernel)."""
+def verify_program(program: list[Instr], targets: dict, input_register: str, op_set: str,
+                   registers: Sequence[str]) -> None:
+    """`_verify` for any program and target kernels (register -> Kernel; a kept input's
+    register: the unit kernel): within `registers` and the op set, and every target computed
+    exactly. VerificationError otherwise (a kalg bug)."""
     check_program(program, registers, op_set, (input_register,))
     verify_exact(program, targets, input_register)
 
@@ -256,7 +258,7 @@ def full_filter(outputs, registers: Sequence[str], input_register: str,
     which output was written last; or (None, why no program was found)."""
     program, how = last_written(outputs, registers, input_register, op_set)
     if program is not None:
-        _verify_program(program, outputs, input_register, op_set, registers)
+        verify_program(program, outputs, input_register, op_set, registers)
     return program, how
 
 
@@ -297,7 +299,7 @@ def cse_filter(outputs, registers: Sequence[str], input_register: str,
     program = cse_program(outputs, registers, input_register, op_set)
     if program is None:
         return None
-    _verify_program(program, outputs, input_register, op_set, registers)
+    verify_program(program, outputs, input_register, op_set, registers)
     return program
 
 
@@ -312,16 +314,8 @@ def reverse_filter(outputs, registers: Sequence[str], input_register: str,
     program = reverse_program(outputs, registers, input_register)
     if program is None:
         return None
-    _verify_program(program, outputs, input_register, op_set, registers)
+    verify_program(program, outputs, input_register, op_set, registers)
     return program
-
-
-def verify_stage(program: list[Instr], targets: dict, input_register: str, op_set: str,
-                 registers: Sequence[str]) -> None:
-    """Check a stage of a filter (`filters.output_stage`) exactly: within `registers` and the
-    op set, and `targets` (register -> Kernel; the input's register: the unit kernel where the
-    stage keeps it) computed. VerificationError otherwise (a kalg bug)."""
-    _verify_program(program, targets, input_register, op_set, registers)
 
 
 def goalbag_filter(outputs, registers: Sequence[str], input_register: str,
@@ -332,5 +326,5 @@ def goalbag_filter(outputs, registers: Sequence[str], input_register: str,
     program = goalbag_program(outputs, registers, input_register, nodes)
     if program is None:
         return None
-    _verify_program(program, outputs, input_register, "all", registers)
+    verify_program(program, outputs, input_register, "all", registers)
     return program

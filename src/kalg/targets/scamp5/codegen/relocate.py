@@ -141,7 +141,7 @@ def _assign(values: _Values, pins: dict[int, str], ends: dict[int, int],
     span: dict[int, list[int]] = {}
     for v in range(len(values.parent)):
         w = values.find(v)
-        lo, hi = values.born[v], max(values.last[v], ends.get(w, -1))
+        lo, hi = values.born[v], values.last[v]
         if w in span:
             span[w] = [min(span[w][0], lo), max(span[w][1], hi)]
         else:

@@ -78,7 +78,7 @@ import numpy as np
 
 from kalg.algebra.kernel import Kernel
 from kalg.settings import EXHAUSTIVE_NODES as NODES
-from kalg.targets.scamp5.codegen import _verify_program
+from kalg.targets.scamp5.codegen import verify_program
 from kalg.targets.scamp5.exact.dihedral import image, stabilizer
 from kalg.targets.scamp5.exact.norms import POINTS, NormBound
 from kalg.targets.scamp5.exact.norms import fits as norms_fit
@@ -969,6 +969,6 @@ def verify(program: list[Instr], kernel: Kernel, out: str, inp: str, op_set: str
             registers: Sequence[str]) -> None:
     """Exact (symbolic) and numeric (simulated) checks, as for every program kalg prints."""
     from kalg.targets.scamp5.machine.simulator import verify_numeric
-    _verify_program(program, {out: kernel}, inp, op_set, registers)
+    verify_program(program, {out: kernel}, inp, op_set, registers)
     image = np.random.default_rng(0).uniform(-1, 1, VERIFY_SHAPE)
     verify_numeric(program, {out: kernel}, image, inp)
